@@ -1,0 +1,1 @@
+//! Parlance tool engine and run loop (in progress).

@@ -1,0 +1,123 @@
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Block, FinishReason, FormatError, Usage};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The person (or program) talking to the model.
+    User,
+    /// The model.
+    Assistant,
+    /// Tool results, answering the previous assistant message's calls.
+    Tool,
+}
+
+impl Role {
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    /// Stable id (provider's or Parlance's), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Who wrote it.
+    pub role: Role,
+    /// The content blocks, in order.
+    pub content: Vec<Block>,
+    /// Tokens of the model call that produced it (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Why the model stopped, normalised (assistant messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
+    /// The provider's own finish/stop reason, unchanged (`end_turn`, `STOP`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason_raw: Option<String>,
+    /// The provider that produced it (`anthropic`, `openai`, `openai-responses`, `google`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model that produced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Free-form data of the application's; never sent to a model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Message {
+    /// A message with content and nothing else.
+    pub fn new(role: Role, content: Vec<Block>) -> Self {
+        Message {
+            id: None,
+            role,
+            content,
+            usage: None,
+            finish_reason: None,
+            finish_reason_raw: None,
+            provider: None,
+            model: None,
+            metadata: None,
+        }
+    }
+
+    /// A user message of one text block.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::new(Role::User, vec![Block::text(text)])
+    }
+
+    /// A system message of one text block.
+    pub fn system(text: impl Into<String>) -> Self {
+        Message::new(Role::System, vec![Block::text(text)])
+    }
+
+    /// An assistant message of one text block.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message::new(Role::Assistant, vec![Block::text(text)])
+    }
+
+    /// All text blocks joined (no separator), for display.
+    pub fn text(&self) -> String {
+        self.content.iter().filter_map(Block::as_text).collect()
+    }
+
+    /// The tool calls of this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &crate::ToolCall> {
+        self.content.iter().filter_map(Block::as_tool_call)
+    }
+
+    /// Reads a message from canonical (or older, accepted) JSON.
+    pub fn from_value(value: &Value) -> Result<Message, FormatError> {
+        crate::read::message(value, &crate::read::Path::root())
+    }
+
+    /// Parses a message from JSON text.
+    pub fn from_json_str(text: &str) -> Result<Message, FormatError> {
+        let value = crate::read::parse_json(text)?;
+        Message::from_value(&value)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Message::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,190 @@
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{ApprovalRequest, Block, FinishReason, FormatError, Message, Usage};
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model finished; `output` holds its answer.
+    Completed,
+    /// The run waits for decisions on the calls in `pending`.
+    RequiresApproval,
+    /// The run stopped on an error; `error` says which.
+    Failed,
+}
+
+impl RunStatus {
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::RequiresApproval => "requires_approval",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunError {
+    /// A stable machine-readable code (`tool_failed`, `max_model_calls`,
+    /// `invalid_arguments_budget`, `provider`, ...).
+    pub code: String,
+    /// What happened, for a person.
+    pub message: String,
+    /// The underlying error, when there is one (for `tool_failed`: the
+    /// tool's error type and message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Value>,
+}
+
+/// The answer to a run request: the turn's `messages` (the model's actual
+/// context, to pass back in `turns[]`) and its `output` (for people).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Response {
+    /// The run's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The thread the run belongs to, when it runs on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// completed, requires_approval or failed.
+    pub status: RunStatus,
+    /// Exactly what the model saw and said this turn: the new input, the
+    /// assistant messages and the tool messages, in order.
+    pub messages: Vec<Message>,
+    /// The final text, or the structured value when an output schema was
+    /// set; `null` when the run did not complete.
+    pub output: Value,
+    /// Tokens summed over every model call of the run.
+    pub usage: Usage,
+    /// The last model call's finish reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
+    /// The calls waiting for a decision (status `requires_approval`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<ApprovalRequest>,
+    /// Why the run failed (status `failed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+}
+
+/// An earlier turn passed back in a request's `turns[]`. Only `messages`
+/// reaches the model; any other field (a whole earlier [`Response`]) is
+/// accepted and ignored. Empty or missing `messages`: the turn is not seen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Turn {
+    /// The turn's messages, unchanged.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+}
+
+impl Turn {
+    /// Reads a turn (or a whole earlier response) from JSON.
+    pub fn from_value(value: &Value) -> Result<Turn, FormatError> {
+        crate::read::turn(value, &crate::read::Path::root())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Turn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Turn::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The four ways a reviewer can decide a call that needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// Run the call as the model asked.
+    Approved,
+    /// Run the call with the reviewer's `arguments` (validated again).
+    Edited,
+    /// Do not run it; the model is told the `reason`.
+    Rejected,
+    /// Do not run it; the reviewer's `content` is the result.
+    Answered,
+}
+
+impl DecisionKind {
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Approved => "approved",
+            DecisionKind::Edited => "edited",
+            DecisionKind::Rejected => "rejected",
+            DecisionKind::Answered => "answered",
+        }
+    }
+}
+
+/// A reviewer's decision on one pending call. It names the call and repeats
+/// the digest of the request it decides, so it cannot be applied to another
+/// call or to changed arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// The pending call's id.
+    pub tool_call_id: String,
+    /// The pending request's `digest`, repeated.
+    pub digest: String,
+    /// approved, edited, rejected or answered.
+    pub decision: DecisionKind,
+    /// `edited`: the arguments to run with instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// `rejected`: why (the model reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `answered`: the result content that stands in for the tool's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<Block>>,
+}
+
+impl Decision {
+    /// Reads a decision from JSON.
+    pub fn from_value(value: &Value) -> Result<Decision, FormatError> {
+        crate::read::decision(value, &crate::read::Path::root())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Decision {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Decision::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The record, on a tool result, of the decision the call went through.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// approved, edited, rejected or answered.
+    pub decision: DecisionKind,
+    /// `edited`: the arguments the tool ran with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// `rejected`: the reviewer's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Response {
+    /// Reads a response envelope from JSON.
+    pub fn from_value(value: &Value) -> Result<Response, FormatError> {
+        crate::read::response(value, &crate::read::Path::root())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Response {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Response::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,32 @@
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a model is told about a tool: its name, what it does and the JSON
+/// Schema its arguments must satisfy.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, written for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema (2020-12) of the arguments object.
+    pub input_schema: Value,
+}
+
+impl ToolSpec {
+    /// A tool spec with a description.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: Some(description.into()),
+            input_schema,
+        }
+    }
+}
