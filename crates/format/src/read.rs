@@ -423,11 +423,9 @@ fn media(v: &Value, path: &Path, ty: &str) -> R<Media> {
     if let Some(detail) = &m.detail
         && !["auto", "low", "high"].contains(&detail.as_str())
     {
-        {
-            return Err(path
-                .key("detail")
-                .err(format!("expected auto, low or high, got {detail:?}")));
-        }
+        return Err(path
+            .key("detail")
+            .err(format!("expected auto, low or high, got {detail:?}")));
     }
     Ok(m)
 }

@@ -1,0 +1,550 @@
+//! Running tool calls: validation first, then the function, with its
+//! timeout, its panics caught, its failure turned into a result by the
+//! exception policy; all calls of a turn concurrently, results in call order.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::StreamExt;
+use parlance_format::{Block, ToolCall, ToolResult, ToolSpec, ToolStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{Handler, Outcome, Tool, ToolContext, ToolFailure};
+use crate::validate::{ArgValidator, SchemaError};
+
+/// What the model learns when a tool fails unexpectedly (an error it did
+/// not plan for, or a panic). `ToolError`s and invalid arguments always go
+/// back to the model whatever this says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnToolException {
+    /// The model sees the error's type and message (`tool_failed`), and
+    /// the run goes on.
+    #[default]
+    ReturnToModel,
+    /// The model only learns that the tool failed; the type and message
+    /// go into the result's `artifact`, which is never sent to a model.
+    ReturnGeneric,
+    /// The run fails with `tool_failed`; the error is the cause.
+    Fail,
+}
+
+/// The default time a tool call may take.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How the calls of one turn are run.
+#[derive(Debug, Clone)]
+pub struct CallSettings {
+    /// Time allowed per call, unless the tool sets its own.
+    pub timeout: Duration,
+    /// At most this many calls at once (`None`: all of them).
+    pub concurrency: Option<usize>,
+    /// What an unexpected failure becomes.
+    pub on_tool_exception: OnToolException,
+    /// The run's id, given to every tool context.
+    pub run_id: Arc<str>,
+    /// The thread's id, when the run is on one.
+    pub thread_id: Option<Arc<str>>,
+    /// Cancelled to stop the run; every call's token is a child of it.
+    pub cancel: CancellationToken,
+}
+
+impl Default for CallSettings {
+    fn default() -> Self {
+        CallSettings {
+            timeout: DEFAULT_TOOL_TIMEOUT,
+            concurrency: None,
+            on_tool_exception: OnToolException::default(),
+            run_id: Arc::from("run"),
+            thread_id: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Progress of the calls of a turn, reported as it happens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEvent {
+    /// A call's function started (its arguments were valid).
+    Started {
+        /// Position of the call in the turn.
+        index: usize,
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+    },
+    /// A call ended, however it ended.
+    Finished {
+        /// Position of the call in the turn.
+        index: usize,
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// How long it took, validation included.
+        elapsed: Duration,
+    },
+}
+
+/// Receives [`ToolEvent`]s.
+pub type EventSink = Arc<dyn Fn(&ToolEvent) + Send + Sync>;
+
+/// The unexpected error behind a `tool_failed` result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureCause {
+    /// The tool.
+    pub tool: String,
+    /// The error's type (`panic` for a panic).
+    pub error_type: String,
+    /// Its message.
+    pub message: String,
+}
+
+/// One call's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReport {
+    /// The result, as it goes into the conversation.
+    pub result: ToolResult,
+    /// For `tool_failed`: the original error (the run's cause under `fail`).
+    pub cause: Option<FailureCause>,
+}
+
+/// Whether a call can run as it is.
+#[derive(Debug)]
+pub enum Check<'a> {
+    /// No tool has that name.
+    UnknownTool,
+    /// The arguments break the schema: one line per problem.
+    Invalid(Vec<String>),
+    /// Valid; `needs_approval` says whether a human must decide first.
+    Ready {
+        /// The tool.
+        tool: &'a Tool,
+        /// Whether the call waits for a decision.
+        needs_approval: bool,
+    },
+}
+
+struct Entry {
+    tool: Tool,
+    validator: ArgValidator,
+}
+
+/// The tools an agent offers, with their compiled validators.
+#[derive(Default)]
+pub struct ToolBox {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+    late_results: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ToolBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| &e.tool.spec.name))
+            .finish()
+    }
+}
+
+/// Registering a tool failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolBoxError {
+    /// The tool's input schema does not compile.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// Two tools share a name.
+    #[error("two tools are named {0:?}")]
+    Duplicate(String),
+}
+
+impl ToolBox {
+    /// An empty tool box.
+    pub fn new() -> Self {
+        ToolBox::default()
+    }
+
+    /// Adds a tool, compiling its schema once.
+    pub fn add(&mut self, tool: Tool) -> Result<(), ToolBoxError> {
+        let name = tool.spec.name.clone();
+        if self.by_name.contains_key(&name) {
+            return Err(ToolBoxError::Duplicate(name));
+        }
+        let validator = ArgValidator::new(&name, &tool.spec.input_schema)?;
+        self.by_name.insert(name, self.entries.len());
+        self.entries.push(Entry { tool, validator });
+        Ok(())
+    }
+
+    /// What the model is told about every tool, in the order added.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.entries.iter().map(|e| e.tool.spec.clone()).collect()
+    }
+
+    /// The tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.entries[i].tool)
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many blocking calls finished after their timeout (their results
+    /// were discarded and logged).
+    pub fn late_results_discarded(&self) -> u64 {
+        self.late_results.load(Ordering::Relaxed)
+    }
+
+    /// Checks a call: known tool, valid arguments, approval needed?
+    pub fn check(&self, name: &str, call: &ToolCall, arguments: &Value) -> Check<'_> {
+        let Some(&i) = self.by_name.get(name) else {
+            return Check::UnknownTool;
+        };
+        let entry = &self.entries[i];
+        if let Some(raw) = &call.raw_arguments
+            && arguments.is_null()
+        {
+            let why = serde_json::from_str::<Value>(raw)
+                .err()
+                .map_or_else(|| "not valid JSON".to_string(), |e| e.to_string());
+            return Check::Invalid(vec![format!("(arguments): not valid JSON: {why}")]);
+        }
+        let problems = entry.validator.problems(arguments);
+        if !problems.is_empty() {
+            return Check::Invalid(problems);
+        }
+        let needs_approval = entry
+            .tool
+            .needs_approval
+            .as_ref()
+            .is_some_and(|p| p(arguments));
+        Check::Ready {
+            tool: &entry.tool,
+            needs_approval,
+        }
+    }
+
+    /// Runs the calls of one turn concurrently (up to `settings.concurrency`
+    /// at once) and returns their reports in call order, whatever order they
+    /// finish in. Approval is not consulted here: pass only calls that may run.
+    pub async fn run_calls(
+        &self,
+        calls: &[(&ToolCall, &Value)],
+        settings: &CallSettings,
+        events: Option<&EventSink>,
+    ) -> Vec<CallReport> {
+        let futures = calls
+            .iter()
+            .enumerate()
+            .map(|(index, (call, args))| self.run_call(index, call, args, settings, events));
+        match settings.concurrency {
+            None => futures::future::join_all(futures).await,
+            Some(n) => {
+                futures::stream::iter(futures)
+                    .buffered(n.max(1))
+                    .collect()
+                    .await
+            }
+        }
+    }
+
+    /// Runs one call with the given arguments (the model's, or a reviewer's
+    /// edit): validation, the function, its timeout, its failure policy.
+    pub async fn run_call(
+        &self,
+        index: usize,
+        call: &ToolCall,
+        arguments: &Value,
+        settings: &CallSettings,
+        events: Option<&EventSink>,
+    ) -> CallReport {
+        let started = Instant::now();
+        let report = match self.check(&call.name, call, arguments) {
+            Check::UnknownTool => {
+                let names: Vec<&str> = self
+                    .entries
+                    .iter()
+                    .map(|e| e.tool.spec.name.as_str())
+                    .collect();
+                let text = if names.is_empty() {
+                    format!("unknown tool {:?}: no tools are available", call.name)
+                } else {
+                    format!(
+                        "unknown tool {:?}; available tools: {}",
+                        call.name,
+                        names.join(", ")
+                    )
+                };
+                plain(call, ToolStatus::Error, text)
+            }
+            Check::Invalid(problems) => invalid(call, &problems),
+            Check::Ready { tool, .. } => {
+                if let Some(sink) = events {
+                    sink(&ToolEvent::Started {
+                        index,
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                    });
+                }
+                let timeout = tool.timeout.unwrap_or(settings.timeout);
+                let ctx = ToolContext {
+                    run_id: settings.run_id.clone(),
+                    thread_id: settings.thread_id.clone(),
+                    call_id: Arc::from(call.id.as_str()),
+                    cancel: settings.cancel.child_token(),
+                    deadline: started + timeout,
+                };
+                let exec = execute(tool, arguments, ctx, timeout, &self.late_results).await;
+                finish(call, exec, timeout, settings.on_tool_exception)
+            }
+        };
+        if let Some(sink) = events {
+            sink(&ToolEvent::Finished {
+                index,
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                status: report.result.status,
+                elapsed: started.elapsed(),
+            });
+        }
+        report
+    }
+}
+
+/// How the function's run ended.
+enum Exec {
+    Done(Outcome),
+    /// Valid against the schema but not against the Rust argument type.
+    BadArguments(String),
+    TimedOut,
+}
+
+fn panic_failure(payload: Box<dyn std::any::Any + Send>) -> ToolFailure {
+    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
+    };
+    ToolFailure::unexpected("panic", message)
+}
+
+async fn execute(
+    tool: &Tool,
+    args: &Value,
+    ctx: ToolContext,
+    timeout: Duration,
+    late: &Arc<AtomicU64>,
+) -> Exec {
+    let cancel = ctx.cancel.clone();
+    match &tool.handler {
+        Handler::Async(f) => {
+            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args, ctx))) {
+                Ok(Ok(fut)) => fut,
+                Ok(Err(why)) => return Exec::BadArguments(why),
+                Err(payload) => return Exec::Done(Err(panic_failure(payload))),
+            };
+            // On timeout the future is dropped: the call is cancelled.
+            match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+                Ok(Ok(outcome)) => Exec::Done(outcome),
+                Ok(Err(payload)) => Exec::Done(Err(panic_failure(payload))),
+                Err(_) => {
+                    cancel.cancel();
+                    Exec::TimedOut
+                }
+            }
+        }
+        Handler::Blocking(f) => {
+            let job = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args))) {
+                Ok(Ok(job)) => job,
+                Ok(Err(why)) => return Exec::BadArguments(why),
+                Err(payload) => return Exec::Done(Err(panic_failure(payload))),
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let name = tool.spec.name.clone();
+            let call_id = ctx.call_id.clone();
+            let late = Arc::clone(late);
+            tokio::task::spawn_blocking(move || {
+                let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| job(ctx))) {
+                    Ok(outcome) => outcome,
+                    Err(payload) => Err(panic_failure(payload)),
+                };
+                // The receiver is gone when the call timed out: a blocking
+                // thread cannot be stopped, so its late result is dropped.
+                if tx.send(outcome).is_err() {
+                    late.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(tool = %name, call_id = %call_id, "blocking tool finished after its timeout; result discarded");
+                }
+            });
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(outcome)) => Exec::Done(outcome),
+                Ok(Err(_)) => Exec::Done(Err(ToolFailure::unexpected(
+                    "panic",
+                    "the worker thread ended without a result",
+                ))),
+                Err(_) => {
+                    cancel.cancel();
+                    Exec::TimedOut
+                }
+            }
+        }
+    }
+}
+
+fn result(call: &ToolCall, status: ToolStatus, content: Vec<Block>) -> ToolResult {
+    ToolResult {
+        tool_call_id: call.id.clone(),
+        name: Some(call.name.clone()),
+        content,
+        status,
+        artifact: None,
+        approval: None,
+    }
+}
+
+fn plain(call: &ToolCall, status: ToolStatus, text: String) -> CallReport {
+    CallReport {
+        result: result(call, status, vec![Block::text(text)]),
+        cause: None,
+    }
+}
+
+fn invalid(call: &ToolCall, problems: &[String]) -> CallReport {
+    let text = format!(
+        "Invalid arguments for {}:\n{}",
+        call.name,
+        problems.join("\n")
+    );
+    plain(call, ToolStatus::InvalidArguments, text)
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn finish(call: &ToolCall, exec: Exec, timeout: Duration, policy: OnToolException) -> CallReport {
+    match exec {
+        Exec::Done(Ok(content)) => CallReport {
+            result: result(call, ToolStatus::Ok, content),
+            cause: None,
+        },
+        Exec::Done(Err(ToolFailure::Tool(e))) => {
+            plain(call, ToolStatus::Error, e.message().to_string())
+        }
+        Exec::Done(Err(ToolFailure::Unexpected {
+            error_type,
+            message,
+        })) => {
+            let cause = FailureCause {
+                tool: call.name.clone(),
+                error_type,
+                message,
+            };
+            let mut r = match policy {
+                OnToolException::ReturnToModel | OnToolException::Fail => result(
+                    call,
+                    ToolStatus::ToolFailed,
+                    vec![Block::text(format!(
+                        "{} failed: {}: {}",
+                        call.name, cause.error_type, cause.message
+                    ))],
+                ),
+                OnToolException::ReturnGeneric => result(
+                    call,
+                    ToolStatus::ToolFailed,
+                    vec![Block::text(format!("{} failed.", call.name))],
+                ),
+            };
+            if policy == OnToolException::ReturnGeneric {
+                r.artifact =
+                    Some(json!({"error_type": cause.error_type, "message": cause.message}));
+            }
+            CallReport {
+                result: r,
+                cause: Some(cause),
+            }
+        }
+        Exec::BadArguments(why) => invalid(call, &[format!("(arguments): {why}")]),
+        Exec::TimedOut => plain(
+            call,
+            ToolStatus::Timeout,
+            format!(
+                "{} timed out after {} and was cancelled",
+                call.name,
+                seconds(timeout)
+            ),
+        ),
+    }
+}
+
+/// Counts invalid-argument calls in a run against the agent's budget and
+/// each tool's own.
+#[derive(Debug, Clone, Default)]
+pub struct InvalidArgumentsBudget {
+    limit: u32,
+    total: u32,
+    per_tool: HashMap<String, u32>,
+}
+
+/// The model sent invalid arguments more often than allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the model sent invalid arguments {count} times{}, more than the {limit} allowed", .tool.as_ref().map(|t| format!(" to {t}")).unwrap_or_default())]
+pub struct BudgetExceeded {
+    /// The tool whose own budget ran out (`None`: the agent's).
+    pub tool: Option<String>,
+    /// The limit.
+    pub limit: u32,
+    /// How many invalid calls there were.
+    pub count: u32,
+}
+
+impl InvalidArgumentsBudget {
+    /// A budget of `limit` invalid calls per run (tools may set their own).
+    pub fn new(limit: u32) -> Self {
+        InvalidArgumentsBudget {
+            limit,
+            ..Default::default()
+        }
+    }
+
+    /// Counts one invalid call to `tool`; errors when a budget is spent.
+    pub fn record(&mut self, tool: &str, tools: &ToolBox) -> Result<(), BudgetExceeded> {
+        self.total += 1;
+        let n = self.per_tool.entry(tool.to_string()).or_insert(0);
+        *n += 1;
+        if let Some(limit) = tools.get(tool).and_then(|t| t.max_invalid_arguments)
+            && *n > limit
+        {
+            return Err(BudgetExceeded {
+                tool: Some(tool.to_string()),
+                limit,
+                count: *n,
+            });
+        }
+        if self.total > self.limit {
+            return Err(BudgetExceeded {
+                tool: None,
+                limit: self.limit,
+                count: self.total,
+            });
+        }
+        Ok(())
+    }
+}

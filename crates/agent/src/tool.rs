@@ -1,0 +1,359 @@
+//! Defining tools: a name, a description the model reads, an input schema
+//! (derived from the argument type or given by hand) and a function —
+//! async, or blocking (run on a worker thread).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use parlance_format::{Block, ToolSpec};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// What a running tool knows about its call.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The run this call belongs to.
+    pub run_id: Arc<str>,
+    /// The thread, when the run is on one.
+    pub thread_id: Option<Arc<str>>,
+    /// The tool call's id.
+    pub call_id: Arc<str>,
+    /// Cancelled when the call times out or the run is stopped; long
+    /// blocking tools should check it.
+    pub cancel: CancellationToken,
+    /// When the call will be timed out.
+    pub deadline: Instant,
+}
+
+/// An error a tool reports on purpose: its message goes back to the model
+/// (status `error`), which can recover or explain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A tool error with a message for the model.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// How a tool function failed. Built for you by `?`: a [`ToolError`]
+/// becomes `Tool`, any other `std::error::Error` becomes `Unexpected` with
+/// its type name and message (status `tool_failed`).
+///
+/// `ToolError` deliberately does not implement `std::error::Error`, so
+/// that the two conversions can coexist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolFailure {
+    /// A [`ToolError`]: always goes back to the model.
+    Tool(ToolError),
+    /// Anything else (an error the tool did not plan for, or a panic).
+    Unexpected {
+        /// The error's type (`std::num::ParseIntError`, `panic`).
+        error_type: String,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl ToolFailure {
+    /// An unexpected failure of the given type.
+    pub fn unexpected(error_type: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolFailure::Unexpected {
+            error_type: error_type.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ToolError> for ToolFailure {
+    fn from(e: ToolError) -> Self {
+        ToolFailure::Tool(e)
+    }
+}
+
+impl<E: std::error::Error + 'static> From<E> for ToolFailure {
+    fn from(e: E) -> Self {
+        ToolFailure::Unexpected {
+            error_type: std::any::type_name::<E>().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What a tool may return: it becomes the result's content.
+pub trait IntoToolContent {
+    /// The content blocks the model reads.
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure>;
+}
+
+impl IntoToolContent for String {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(vec![Block::text(self)])
+    }
+}
+
+impl IntoToolContent for &str {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(vec![Block::text(self)])
+    }
+}
+
+/// A JSON string becomes text; any other value a `json` block.
+impl IntoToolContent for Value {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(vec![match self {
+            Value::String(s) => Block::text(s),
+            other => Block::json(other),
+        }])
+    }
+}
+
+impl IntoToolContent for Vec<Block> {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(self)
+    }
+}
+
+impl IntoToolContent for Block {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(vec![self])
+    }
+}
+
+/// No content.
+impl IntoToolContent for () {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        Ok(Vec::new())
+    }
+}
+
+/// Any serialisable value, as a `json` block.
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolContent for Json<T> {
+    fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+        serde_json::to_value(&self.0)
+            .map(|v| vec![Block::json(v)])
+            .map_err(|e| ToolFailure::unexpected("serde_json::Error", e.to_string()))
+    }
+}
+
+pub(crate) type Outcome = Result<Vec<Block>, ToolFailure>;
+type AsyncFn =
+    dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Outcome>, String> + Send + Sync;
+type BlockingJob = Box<dyn FnOnce(ToolContext) -> Outcome + Send>;
+type BlockingFn = dyn Fn(&Value) -> Result<BlockingJob, String> + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) enum Handler {
+    Async(Arc<AsyncFn>),
+    Blocking(Arc<BlockingFn>),
+}
+
+/// Decides, from the arguments, whether a call needs a human's approval.
+pub type ApprovalPredicate = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
+/// A tool: what the model is told, and the function that runs.
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) spec: ToolSpec,
+    pub(crate) handler: Handler,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) needs_approval: Option<ApprovalPredicate>,
+    pub(crate) max_invalid_arguments: Option<u32>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.spec.name)
+            .field("timeout", &self.timeout)
+            .field("needs_approval", &self.needs_approval.is_some())
+            .finish()
+    }
+}
+
+/// The schema schemars derives for `A`, without the `$schema` and `title`
+/// keys that no provider wants in a tool's parameters.
+pub fn schema_for<A: JsonSchema>() -> Value {
+    let mut v = schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12())
+        .into_root_schema_for::<A>()
+        .to_value();
+    if let Value::Object(m) = &mut v {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    v
+}
+
+fn deserialize<A: DeserializeOwned>(args: &Value) -> Result<A, String> {
+    A::deserialize(args).map_err(|e| e.to_string())
+}
+
+impl Tool {
+    /// An async tool whose input schema is derived from `A`.
+    ///
+    /// ```
+    /// use parlance_agent::{Tool, ToolContext, ToolError};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Refund {
+    ///     /// The amount in euros.
+    ///     #[schemars(range(min = 1, max = 500))]
+    ///     amount: u32,
+    /// }
+    ///
+    /// let tool = Tool::new("refund", "Refund the customer.", |args: Refund, _ctx: ToolContext| async move {
+    ///     if args.amount > 100 {
+    ///         return Err(ToolError::new("refunds over 100 need a manager"));
+    ///     }
+    ///     Ok(format!("refunded {}", args.amount))
+    /// });
+    /// assert_eq!(tool.spec().input_schema["properties"]["amount"]["maximum"], 500);
+    /// ```
+    pub fn new<A, F, Fut, T, E>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: IntoToolContent,
+        E: Into<ToolFailure>,
+    {
+        let handler: Arc<AsyncFn> = Arc::new(move |args: &Value, ctx: ToolContext| {
+            let a: A = deserialize(args)?;
+            let fut = f(a, ctx);
+            Ok(Box::pin(async move {
+                match fut.await {
+                    Ok(v) => v.into_content(),
+                    Err(e) => Err(e.into()),
+                }
+            }) as BoxFuture<'static, Outcome>)
+        });
+        Tool::build(
+            name,
+            description,
+            schema_for::<A>(),
+            Handler::Async(handler),
+        )
+    }
+
+    /// A blocking tool (file or CPU work, a synchronous client), run on a
+    /// worker thread so that it never stalls the runtime.
+    pub fn blocking<A, F, T, E>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Result<T, E> + Send + Sync + 'static,
+        T: IntoToolContent,
+        E: Into<ToolFailure>,
+    {
+        let f = Arc::new(f);
+        let handler: Arc<BlockingFn> = Arc::new(move |args: &Value| {
+            let a: A = deserialize(args)?;
+            let f = Arc::clone(&f);
+            Ok(Box::new(move |ctx: ToolContext| match f(a, ctx) {
+                Ok(v) => v.into_content(),
+                Err(e) => Err(e.into()),
+            }) as BlockingJob)
+        });
+        Tool::build(
+            name,
+            description,
+            schema_for::<A>(),
+            Handler::Blocking(handler),
+        )
+    }
+
+    fn build(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        handler: Handler,
+    ) -> Tool {
+        Tool {
+            spec: ToolSpec::new(name, description, schema),
+            handler,
+            timeout: None,
+            needs_approval: None,
+            max_invalid_arguments: None,
+        }
+    }
+
+    /// Replaces the derived input schema with one written by hand (use
+    /// `serde_json::Value` as the argument type to take it as is).
+    pub fn with_schema(mut self, schema: Value) -> Tool {
+        self.spec.input_schema = schema;
+        self
+    }
+
+    /// This tool's own timeout (instead of the agent's).
+    pub fn timeout(mut self, timeout: Duration) -> Tool {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Every call needs a human's approval before it runs.
+    pub fn needs_approval(mut self) -> Tool {
+        self.needs_approval = Some(Arc::new(|_| true));
+        self
+    }
+
+    /// A call needs approval when `predicate` says so for its arguments.
+    pub fn needs_approval_if(
+        mut self,
+        predicate: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Tool {
+        self.needs_approval = Some(Arc::new(predicate));
+        self
+    }
+
+    /// How many calls with invalid arguments this tool tolerates in one run
+    /// (instead of the agent's budget).
+    pub fn max_invalid_arguments(mut self, n: u32) -> Tool {
+        self.max_invalid_arguments = Some(n);
+        self
+    }
+
+    /// What the model is told about the tool.
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+}
