@@ -244,10 +244,16 @@ impl ToolBox {
         settings: &CallSettings,
         events: Option<&EventSink>,
     ) -> Vec<CallReport> {
-        let futures = calls
+        // Boxed so that the future stays `Send` for any caller lifetime
+        // (a known limit of the compiler with closures over references).
+        let futures: Vec<futures::future::BoxFuture<'_, CallReport>> = calls
             .iter()
             .enumerate()
-            .map(|(index, (call, args))| self.run_call(index, call, args, settings, events));
+            .map(|(index, &(call, args))| {
+                Box::pin(self.run_call(index, call, args, settings, events))
+                    as futures::future::BoxFuture<'_, CallReport>
+            })
+            .collect();
         match settings.concurrency {
             None => futures::future::join_all(futures).await,
             Some(n) => {

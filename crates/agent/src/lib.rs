@@ -4,12 +4,16 @@
 //! Schema. Its arguments are validated before it runs ([`validate`]); its
 //! `ToolError`s, unexpected errors, panics and timeouts become tool results
 //! the model can act on ([`engine`]); the calls of one turn run concurrently
-//! and their results come back in call order.
+//! and their results come back in call order. An [`Agent`] runs the loop
+//! (model → tools → model …), pauses for human approval, and resumes from
+//! plain JSON ([`agent`]).
 
+pub mod agent;
 pub mod engine;
 pub mod tool;
 pub mod validate;
 
+pub use agent::{Agent, AgentBuilder, DecisionError, Limits, Resume, RunEvent, RunInput};
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,
     InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError, ToolEvent,

@@ -360,3 +360,59 @@ pub struct ApprovalRequest {
     /// `sha256:` digest of the tool name and arguments; a decision must repeat it.
     pub digest: String,
 }
+
+impl ApprovalRequest {
+    /// A request for `call`, with its digest.
+    pub fn for_call(call: &ToolCall) -> ApprovalRequest {
+        ApprovalRequest {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            digest: approval_digest(&call.id, &call.name, &call.arguments),
+        }
+    }
+}
+
+/// The digest a decision must repeat: `sha256:` + hex of the call id, the
+/// tool name and the arguments with object keys sorted (so that any
+/// language's JSON writer gives the same digest).
+pub fn approval_digest(call_id: &str, name: &str, arguments: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut text = String::new();
+    text.push_str(call_id);
+    text.push('\0');
+    text.push_str(name);
+    text.push('\0');
+    sorted_json(arguments, &mut text);
+    format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes())))
+}
+
+fn sorted_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                sorted_json(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                sorted_json(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}

@@ -30,7 +30,10 @@ pub mod schema;
 mod tool;
 mod usage;
 
-pub use block::{ApprovalRequest, Block, Media, Text, Thinking, ToolCall, ToolResult, ToolStatus};
+pub use block::{
+    ApprovalRequest, Block, Media, Text, Thinking, ToolCall, ToolResult, ToolStatus,
+    approval_digest,
+};
 pub use error::FormatError;
 pub use message::{Message, Role};
 pub use read::{Conversation, check_links, messages_from_value, parse_conversation};

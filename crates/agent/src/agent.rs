@@ -1,0 +1,876 @@
+//! The run loop: call the model, run its tool calls, feed the results
+//! back, until the model stops, a limit is hit, or a call waits for a
+//! human's decision.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use futures::{Stream, StreamExt};
+use parlance_format::{
+    Approval, ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response,
+    Role, RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
+    approval_digest,
+};
+use parlance_model::{Model, ModelError, ModelOptions, ModelRequest, OutputSchema, StreamEvent};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::{
+    CallSettings, Check, EventSink, InvalidArgumentsBudget, OnToolException, ToolBox, ToolEvent,
+};
+use crate::validate::ArgValidator;
+use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError};
+
+/// Limits and policies of an agent's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Model calls allowed in one run.
+    pub max_model_calls: u32,
+    /// Calls with invalid arguments tolerated in one run (tools may set their own).
+    pub max_invalid_arguments: u32,
+    /// Time a tool call may take, unless the tool sets its own.
+    pub tool_timeout: Duration,
+    /// Tool calls of one turn run at once (`None`: all).
+    pub tool_concurrency: Option<usize>,
+    /// What an unexpected tool failure becomes.
+    pub on_tool_exception: OnToolException,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_model_calls: 10,
+            max_invalid_arguments: 3,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            tool_concurrency: None,
+            on_tool_exception: OnToolException::ReturnToModel,
+        }
+    }
+}
+
+/// What a run starts from.
+#[derive(Debug, Clone, Default)]
+pub struct RunInput {
+    /// The new messages (usually one user message).
+    pub input: Vec<Message>,
+    /// Earlier turns; only their `messages` reach the model, in order.
+    pub turns: Vec<Turn>,
+    /// The run's id (one is made up when missing).
+    pub run_id: Option<String>,
+    /// The thread the run belongs to, if any.
+    pub thread_id: Option<String>,
+}
+
+impl RunInput {
+    /// A run from one user message.
+    pub fn text(text: impl Into<String>) -> Self {
+        RunInput {
+            input: vec![Message::user(text)],
+            ..Default::default()
+        }
+    }
+
+    /// Adds earlier turns.
+    pub fn with_turns(mut self, turns: Vec<Turn>) -> Self {
+        self.turns = turns;
+        self
+    }
+}
+
+/// Resuming a run that waits for decisions.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The turns before the paused one (as in its [`RunInput`]).
+    pub turns: Vec<Turn>,
+    /// The paused run's response (status `requires_approval`), as returned or stored.
+    pub paused: Response,
+    /// One decision per call being decided now; calls left out stay pending.
+    pub decisions: Vec<Decision>,
+}
+
+/// A decision was refused; nothing ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct DecisionError {
+    /// Where (`decisions[1].digest`, `paused.status`).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn refuse(path: impl Into<String>, message: impl Into<String>) -> DecisionError {
+    DecisionError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// What a streamed run reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// More answer text.
+    TextDelta(String),
+    /// More reasoning text.
+    ThinkingDelta(String),
+    /// A message was added to the run (assistant or tool).
+    MessageCompleted(Message),
+    /// A tool call started running.
+    ToolCallStarted {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+    },
+    /// A tool call ended.
+    ToolCallFinished {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// How long it took.
+        elapsed: Duration,
+    },
+    /// The run stopped to wait for these decisions.
+    ApprovalRequired(Vec<ApprovalRequest>),
+    /// The run ended (any status); always the last event.
+    RunCompleted(Response),
+}
+
+struct Inner {
+    model: Arc<dyn Model>,
+    instructions: Option<String>,
+    tools: ToolBox,
+    specs: Arc<[ToolSpec]>,
+    limits: Limits,
+    options: ModelOptions,
+    output: Option<ArgValidator>,
+}
+
+/// A model, instructions, tools and limits. Cheap to clone.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.inner.model.model_id())
+            .field("tools", &self.inner.tools)
+            .field("limits", &self.inner.limits)
+            .finish()
+    }
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    model: Arc<dyn Model>,
+    instructions: Option<String>,
+    tools: Vec<Tool>,
+    limits: Limits,
+    options: ModelOptions,
+}
+
+impl AgentBuilder {
+    /// The system instructions.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Offers a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Limits and policies.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Model options (sampling, reasoning, tool choice...).
+    pub fn options(mut self, options: ModelOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The final answer must be JSON satisfying `schema`; it becomes the
+    /// response's `output`.
+    pub fn output_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
+        self.options.output_schema = Some(OutputSchema {
+            name: name.into(),
+            schema,
+        });
+        self
+    }
+
+    /// Compiles every schema; fails on a bad schema or a duplicate tool name.
+    pub fn build(self) -> Result<Agent, ToolBoxError> {
+        let mut tools = ToolBox::new();
+        for t in self.tools {
+            tools.add(t)?;
+        }
+        let output = match &self.options.output_schema {
+            Some(s) => Some(ArgValidator::new(&s.name, &s.schema)?),
+            None => None,
+        };
+        let specs: Arc<[ToolSpec]> = tools.specs().into();
+        Ok(Agent {
+            inner: Arc::new(Inner {
+                model: self.model,
+                instructions: self.instructions,
+                tools,
+                specs,
+                limits: self.limits,
+                options: self.options,
+                output,
+            }),
+        })
+    }
+}
+
+type Emit = Option<mpsc::UnboundedSender<RunEvent>>;
+
+fn emit(tx: &Emit, event: RunEvent) {
+    if let Some(tx) = tx {
+        // The receiver may be gone (the caller stopped listening): the run
+        // still finishes so that its state stays consistent.
+        let _ = tx.unbounded_send(event);
+    }
+}
+
+fn new_run_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!(
+        "run_{nanos:x}{:04x}",
+        COUNTER.fetch_add(1, Ordering::Relaxed) & 0xffff
+    )
+}
+
+/// A run in progress: the model's whole context, and where this turn starts.
+struct State {
+    run_id: String,
+    thread_id: Option<String>,
+    request: ModelRequest,
+    turn_start: usize,
+    usage: Usage,
+    finish_reason: Option<FinishReason>,
+    cancel: CancellationToken,
+}
+
+impl State {
+    fn turn(&self) -> &[Message] {
+        &self.request.messages[self.turn_start..]
+    }
+
+    fn model_calls(&self) -> u32 {
+        self.turn()
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count() as u32
+    }
+
+    fn response(&self, status: RunStatus, output: Value) -> Response {
+        Response {
+            id: Some(self.run_id.clone()),
+            thread_id: self.thread_id.clone(),
+            status,
+            messages: self.turn().to_vec(),
+            output,
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+            pending: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn failed(&self, code: &str, message: String, cause: Option<Value>) -> Response {
+        let mut r = self.response(RunStatus::Failed, Value::Null);
+        r.error = Some(RunError {
+            code: code.into(),
+            message,
+            cause,
+        });
+        r
+    }
+}
+
+impl Agent {
+    /// Starts building an agent around a model.
+    pub fn builder(model: Arc<dyn Model>) -> AgentBuilder {
+        AgentBuilder {
+            model,
+            instructions: None,
+            tools: Vec::new(),
+            limits: Limits::default(),
+            options: ModelOptions::default(),
+        }
+    }
+
+    /// The agent's tools.
+    pub fn tools(&self) -> &ToolBox {
+        &self.inner.tools
+    }
+
+    /// The agent's limits.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Runs to completion (or to a pause for approval, or a failure).
+    pub async fn run(&self, input: RunInput) -> Response {
+        let mut state = self.start(input);
+        self.drive(&mut state, &None).await
+    }
+
+    /// Runs, reporting progress as a stream of events; the last event is
+    /// `RunCompleted` with the same response [`Agent::run`] gives.
+    pub fn run_stream(&self, input: RunInput) -> impl Stream<Item = RunEvent> + Send + 'static {
+        let (tx, rx) = mpsc::unbounded();
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let mut state = agent.start(input);
+            let tx = Some(tx);
+            let response = agent.drive(&mut state, &tx).await;
+            emit(&tx, RunEvent::RunCompleted(response));
+        });
+        rx
+    }
+
+    /// Applies decisions to a paused run and goes on. Refused decisions
+    /// (unknown, forged, mismatched, duplicate, invalid edits) are an error
+    /// and nothing runs.
+    pub async fn resume(&self, resume: Resume) -> Result<Response, DecisionError> {
+        let (mut state, plan) = self.prepare_resume(resume)?;
+        Ok(self.continue_after(&mut state, plan, &None).await)
+    }
+
+    /// [`Agent::resume`] as a stream of events.
+    pub fn resume_stream(
+        &self,
+        resume: Resume,
+    ) -> Result<impl Stream<Item = RunEvent> + Send + 'static, DecisionError> {
+        let (mut state, plan) = self.prepare_resume(resume)?;
+        let (tx, rx) = mpsc::unbounded();
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let tx = Some(tx);
+            let response = agent.continue_after(&mut state, plan, &tx).await;
+            emit(&tx, RunEvent::RunCompleted(response));
+        });
+        Ok(rx)
+    }
+
+    fn context_prefix(&self, turns: &[Turn]) -> Vec<Message> {
+        let mut messages = Vec::new();
+        if let Some(text) = &self.inner.instructions {
+            messages.push(Message::system(text.clone()));
+        }
+        for turn in turns {
+            messages.extend(turn.messages.iter().cloned());
+        }
+        messages
+    }
+
+    fn state(&self, turns: &[Turn], run_id: Option<String>, thread_id: Option<String>) -> State {
+        let messages = self.context_prefix(turns);
+        State {
+            run_id: run_id.unwrap_or_else(new_run_id),
+            thread_id,
+            turn_start: messages.len(),
+            request: ModelRequest {
+                messages,
+                tools: self.inner.specs.to_vec(),
+                options: self.inner.options.clone(),
+            },
+            usage: Usage::default(),
+            finish_reason: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    fn start(&self, input: RunInput) -> State {
+        let mut state = self.state(&input.turns, input.run_id, input.thread_id);
+        state.request.messages.extend(input.input);
+        state
+    }
+
+    fn settings(&self, state: &State) -> CallSettings {
+        let l = &self.inner.limits;
+        CallSettings {
+            timeout: l.tool_timeout,
+            concurrency: l.tool_concurrency,
+            on_tool_exception: l.on_tool_exception,
+            run_id: Arc::from(state.run_id.as_str()),
+            thread_id: state.thread_id.as_deref().map(Arc::from),
+            cancel: state.cancel.clone(),
+        }
+    }
+
+    fn sink(tx: &Emit) -> Option<EventSink> {
+        let tx = tx.clone()?;
+        Some(Arc::new(move |e: &ToolEvent| {
+            let ev = match e {
+                ToolEvent::Started { call_id, name, .. } => RunEvent::ToolCallStarted {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                },
+                ToolEvent::Finished {
+                    call_id,
+                    name,
+                    status,
+                    elapsed,
+                    ..
+                } => RunEvent::ToolCallFinished {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    status: *status,
+                    elapsed: *elapsed,
+                },
+            };
+            let _ = tx.unbounded_send(ev);
+        }))
+    }
+
+    /// The invalid-argument budget as already spent in this turn.
+    fn budget_so_far(
+        &self,
+        state: &State,
+    ) -> Result<InvalidArgumentsBudget, crate::BudgetExceeded> {
+        let mut budget = InvalidArgumentsBudget::new(self.inner.limits.max_invalid_arguments);
+        for m in state.turn() {
+            for b in &m.content {
+                if let Block::ToolResult { tool_result } = b
+                    && tool_result.status == ToolStatus::InvalidArguments
+                {
+                    let name = tool_result.name.as_deref().unwrap_or("");
+                    budget.record(name, &self.inner.tools)?;
+                }
+            }
+        }
+        Ok(budget)
+    }
+
+    async fn call_model(&self, state: &State, tx: &Emit) -> Result<Message, ModelError> {
+        let model = &self.inner.model;
+        if tx.is_none() {
+            return model.generate(&state.request).await;
+        }
+        let mut stream = model.stream(&state.request).await?;
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta { text, .. } => emit(tx, RunEvent::TextDelta(text)),
+                StreamEvent::ThinkingDelta { text, .. } => emit(tx, RunEvent::ThinkingDelta(text)),
+                StreamEvent::Done(message) => return Ok(message),
+                _ => {}
+            }
+        }
+        Err(ModelError::MalformedResponse {
+            message: "the stream ended before the message was complete".into(),
+        })
+    }
+
+    /// The loop: model, tools, model... until done, paused or failed.
+    async fn drive(&self, state: &mut State, tx: &Emit) -> Response {
+        let limits = &self.inner.limits;
+        let mut budget = match self.budget_so_far(state) {
+            Ok(b) => b,
+            Err(e) => return state.failed("invalid_arguments_budget", e.to_string(), None),
+        };
+        loop {
+            if state.model_calls() >= limits.max_model_calls {
+                let n = limits.max_model_calls;
+                return state.failed(
+                    "max_model_calls",
+                    format!("the model was called {n} times without finishing (limit {n})"),
+                    None,
+                );
+            }
+            let message = match self.call_model(state, tx).await {
+                Ok(m) => m,
+                Err(e) => {
+                    let cause = json!({"kind": e.kind(), "message": e.to_string()});
+                    return state.failed("model_error", e.to_string(), Some(cause));
+                }
+            };
+            if let Some(u) = &message.usage {
+                state.usage.add(u);
+            }
+            state.finish_reason = message.finish_reason;
+            emit(tx, RunEvent::MessageCompleted(message.clone()));
+            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            state.request.messages.push(message);
+            if calls.is_empty() {
+                return self.complete(state);
+            }
+
+            // Calls that need approval wait; the others run now, together.
+            let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
+            let mut runnable = Vec::new();
+            let mut pending = Vec::new();
+            for (i, call) in calls.iter().enumerate() {
+                match self.inner.tools.check(&call.name, call, &call.arguments) {
+                    Check::Ready {
+                        needs_approval: true,
+                        ..
+                    } => {
+                        let request = ApprovalRequest::for_call(call);
+                        pending.push(request.clone());
+                        slots[i] = Some(Block::ApprovalRequest {
+                            approval_request: request,
+                        });
+                    }
+                    _ => runnable.push((i, call)),
+                }
+            }
+            let pairs: Vec<(&ToolCall, &Value)> =
+                runnable.iter().map(|(_, c)| (*c, &c.arguments)).collect();
+            let sink = Self::sink(tx);
+            let reports = self
+                .inner
+                .tools
+                .run_calls(&pairs, &self.settings(state), sink.as_ref())
+                .await;
+            let mut fatal = None;
+            let mut over_budget = None;
+            for ((i, call), report) in runnable.iter().zip(reports) {
+                if report.result.status == ToolStatus::InvalidArguments
+                    && let Err(e) = budget.record(&call.name, &self.inner.tools)
+                {
+                    over_budget.get_or_insert(e);
+                }
+                if limits.on_tool_exception == OnToolException::Fail
+                    && let Some(cause) = report.cause
+                {
+                    fatal.get_or_insert(cause);
+                }
+                slots[*i] = Some(Block::tool_result(report.result));
+            }
+            let tool_message = Message::new(Role::Tool, slots.into_iter().flatten().collect());
+            emit(tx, RunEvent::MessageCompleted(tool_message.clone()));
+            state.request.messages.push(tool_message);
+
+            if let Some(cause) = fatal {
+                return state.failed(
+                    "tool_failed",
+                    format!(
+                        "tool {} failed: {}: {}",
+                        cause.tool, cause.error_type, cause.message
+                    ),
+                    Some(serde_json::to_value(&cause).expect("json")),
+                );
+            }
+            if let Some(e) = over_budget {
+                return state.failed("invalid_arguments_budget", e.to_string(), None);
+            }
+            if !pending.is_empty() {
+                emit(tx, RunEvent::ApprovalRequired(pending.clone()));
+                let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
+                r.pending = pending;
+                return r;
+            }
+        }
+    }
+
+    /// The model stopped: the output is its text, or its JSON value when an
+    /// output schema is set.
+    fn complete(&self, state: &State) -> Response {
+        let last = state
+            .request
+            .messages
+            .last()
+            .expect("a message was just added");
+        let Some(validator) = &self.inner.output else {
+            return state.response(RunStatus::Completed, Value::String(last.text()));
+        };
+        let value = last.content.iter().find_map(|b| match b {
+            Block::Json { json } => Some(Ok(json.clone())),
+            _ => None,
+        });
+        let value = value.unwrap_or_else(|| {
+            serde_json::from_str::<Value>(&last.text()).map_err(|e| e.to_string())
+        });
+        match value {
+            Err(e) => state.failed(
+                "invalid_output",
+                format!("the final answer is not JSON: {e}"),
+                Some(Value::String(last.text())),
+            ),
+            Ok(v) => {
+                let problems = validator.problems(&v);
+                if problems.is_empty() {
+                    state.response(RunStatus::Completed, v)
+                } else {
+                    state.failed(
+                        "invalid_output",
+                        format!(
+                            "the final answer does not match the output schema: {}",
+                            problems.join("; ")
+                        ),
+                        Some(v),
+                    )
+                }
+            }
+        }
+    }
+
+    /// Checks a paused run and its decisions; returns the state to go on
+    /// from and what to do with each decided call.
+    fn prepare_resume(
+        &self,
+        resume: Resume,
+    ) -> Result<(State, Vec<(usize, Decision)>), DecisionError> {
+        let paused = resume.paused;
+        if paused.status != RunStatus::RequiresApproval {
+            return Err(refuse(
+                "paused.status",
+                format!(
+                    "the run is {}, not waiting for decisions",
+                    paused.status.as_str()
+                ),
+            ));
+        }
+        let n = paused.messages.len();
+        let waiting = paused
+            .messages
+            .last()
+            .filter(|m| {
+                m.role == Role::Tool
+                    && m.content
+                        .iter()
+                        .any(|b| matches!(b, Block::ApprovalRequest { .. }))
+            })
+            .ok_or_else(|| {
+                refuse(
+                    "paused.messages",
+                    "the last message holds no approval request",
+                )
+            })?;
+        let calls: HashMap<&str, &ToolCall> = paused.messages[..n - 1]
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.tool_calls().map(|c| (c.id.as_str(), c)).collect())
+            .unwrap_or_default();
+
+        let mut plan = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (d_index, d) in resume.decisions.iter().enumerate() {
+            let path = format!("decisions[{d_index}]");
+            if let Some(first) = seen.insert(d.tool_call_id.as_str(), d_index) {
+                return Err(refuse(
+                    format!("{path}.tool_call_id"),
+                    format!(
+                        "call {:?} is decided twice (first in decisions[{first}])",
+                        d.tool_call_id
+                    ),
+                ));
+            }
+            let slot = waiting.content.iter().position(|b| match b {
+                Block::ApprovalRequest { approval_request } => {
+                    approval_request.tool_call_id == d.tool_call_id
+                }
+                _ => false,
+            });
+            let Some(slot) = slot else {
+                let answered = waiting.content.iter().any(|b| {
+                    b.as_tool_result()
+                        .is_some_and(|r| r.tool_call_id == d.tool_call_id)
+                });
+                let why = if answered {
+                    format!("call {:?} is already decided", d.tool_call_id)
+                } else {
+                    format!("no pending call has id {:?}", d.tool_call_id)
+                };
+                return Err(refuse(format!("{path}.tool_call_id"), why));
+            };
+            let Block::ApprovalRequest {
+                approval_request: req,
+            } = &waiting.content[slot]
+            else {
+                unreachable!("found above")
+            };
+            // The stored request must still match the model's call, and the
+            // decision must repeat the request's digest.
+            let call = calls.get(req.tool_call_id.as_str()).ok_or_else(|| {
+                refuse(
+                    format!("{path}.tool_call_id"),
+                    format!("the paused run has no tool call {:?}", req.tool_call_id),
+                )
+            })?;
+            let expected = approval_digest(&call.id, &call.name, &call.arguments);
+            if req.digest != expected || req.name != call.name || req.arguments != call.arguments {
+                return Err(refuse(
+                    format!("{path}.tool_call_id"),
+                    format!(
+                        "the pending request for call {:?} does not match the model's call (was it altered?)",
+                        d.tool_call_id
+                    ),
+                ));
+            }
+            if d.digest != expected {
+                return Err(refuse(
+                    format!("{path}.digest"),
+                    format!(
+                        "does not match the pending call {:?}: the call or its arguments changed",
+                        d.tool_call_id
+                    ),
+                ));
+            }
+            if d.decision == DecisionKind::Edited {
+                let args = d
+                    .arguments
+                    .as_ref()
+                    .expect("the reader requires arguments for edited");
+                match self.inner.tools.check(&call.name, call, args) {
+                    Check::Invalid(problems) => {
+                        return Err(refuse(
+                            format!("{path}.arguments"),
+                            format!("invalid for {}: {}", call.name, problems.join("; ")),
+                        ));
+                    }
+                    Check::UnknownTool => {
+                        return Err(refuse(
+                            format!("{path}.tool_call_id"),
+                            format!("unknown tool {:?}", call.name),
+                        ));
+                    }
+                    Check::Ready { .. } => {}
+                }
+            }
+            plan.push((slot, d.clone()));
+        }
+        if plan.is_empty() {
+            return Err(refuse("decisions", "no decision given"));
+        }
+
+        let mut state = self.state(&resume.turns, paused.id.clone(), paused.thread_id.clone());
+        state.request.messages.extend(paused.messages);
+        state.usage = paused.usage;
+        state.finish_reason = paused.finish_reason;
+        Ok((state, plan))
+    }
+
+    /// Runs the decided calls, puts their results in place of their
+    /// requests (so results stay in call order), and goes on.
+    async fn continue_after(
+        &self,
+        state: &mut State,
+        plan: Vec<(usize, Decision)>,
+        tx: &Emit,
+    ) -> Response {
+        let settings = self.settings(state);
+        let sink = Self::sink(tx);
+        let waiting = state.request.messages.last().expect("checked").clone();
+        let calls: HashMap<String, ToolCall> = state.request.messages
+            [..state.request.messages.len() - 1]
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(|m| m.tool_calls().map(|c| (c.id.clone(), c.clone())).collect())
+            .unwrap_or_default();
+
+        let mut to_run: Vec<(usize, &Decision, &ToolCall, &Value)> = Vec::new();
+        let mut results: Vec<(usize, ToolResult)> = Vec::new();
+        for (slot, d) in &plan {
+            let call = &calls[&d.tool_call_id];
+            let record = Approval {
+                decision: d.decision,
+                arguments: d.arguments.clone(),
+                reason: d.reason.clone(),
+            };
+            match d.decision {
+                DecisionKind::Approved => to_run.push((*slot, d, call, &call.arguments)),
+                DecisionKind::Edited => {
+                    to_run.push((*slot, d, call, d.arguments.as_ref().expect("checked")))
+                }
+                DecisionKind::Rejected => {
+                    let text = match &d.reason {
+                        Some(r) => format!("The reviewer rejected this call: {r}"),
+                        None => "The reviewer rejected this call.".to_string(),
+                    };
+                    let mut r = ToolResult::text(&call.id, ToolStatus::Rejected, text);
+                    r.name = Some(call.name.clone());
+                    r.approval = Some(record);
+                    results.push((*slot, r));
+                }
+                DecisionKind::Answered => {
+                    results.push((
+                        *slot,
+                        ToolResult {
+                            tool_call_id: call.id.clone(),
+                            name: Some(call.name.clone()),
+                            content: d.content.clone().unwrap_or_default(),
+                            status: ToolStatus::Ok,
+                            artifact: None,
+                            approval: Some(record),
+                        },
+                    ));
+                }
+            }
+        }
+        let pairs: Vec<(&ToolCall, &Value)> = to_run.iter().map(|(_, _, c, a)| (*c, *a)).collect();
+        let reports = self
+            .inner
+            .tools
+            .run_calls(&pairs, &settings, sink.as_ref())
+            .await;
+        let mut fatal = None;
+        for ((slot, d, _, _), report) in to_run.iter().zip(reports) {
+            if self.inner.limits.on_tool_exception == OnToolException::Fail
+                && let Some(cause) = &report.cause
+            {
+                fatal.get_or_insert(cause.clone());
+            }
+            let mut r = report.result;
+            r.approval = Some(Approval {
+                decision: d.decision,
+                arguments: d.arguments.clone(),
+                reason: None,
+            });
+            results.push((*slot, r));
+        }
+        let mut content = waiting.content;
+        for (slot, r) in results {
+            content[slot] = Block::tool_result(r);
+        }
+        let still_pending: Vec<ApprovalRequest> = content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
+                _ => None,
+            })
+            .collect();
+        let last = state.request.messages.last_mut().expect("checked");
+        last.content = content;
+        emit(tx, RunEvent::MessageCompleted(last.clone()));
+
+        if let Some(cause) = fatal {
+            return state.failed(
+                "tool_failed",
+                format!(
+                    "tool {} failed: {}: {}",
+                    cause.tool, cause.error_type, cause.message
+                ),
+                Some(serde_json::to_value(&cause).expect("json")),
+            );
+        }
+        if !still_pending.is_empty() {
+            emit(tx, RunEvent::ApprovalRequired(still_pending.clone()));
+            let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
+            r.pending = still_pending;
+            return r;
+        }
+        self.drive(state, tx).await
+    }
+}

@@ -1,0 +1,725 @@
+//! The run loop against the scripted model: what the model was sent is
+//! asserted in every test (its context is exactly the turns' messages plus
+//! the new ones).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use parlance_agent::{
+    Agent, Limits, OnToolException, Resume, RunEvent, RunInput, Tool, ToolContext, ToolError,
+};
+use parlance_format::{
+    Block, Decision, DecisionKind, FinishReason, Message, Response, Role, RunStatus, ToolStatus,
+    Turn, Usage,
+};
+use parlance_model::scripted::ScriptedModel;
+use parlance_model::{ModelError, ModelRequest};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+fn usage(i: u64, o: u64) -> Option<Usage> {
+    Some(Usage {
+        input_tokens: i,
+        output_tokens: o,
+        ..Usage::default()
+    })
+}
+
+fn says(text: &str) -> Message {
+    let mut m = Message::assistant(text);
+    m.finish_reason = Some(FinishReason::Stop);
+    m.usage = usage(10, 5);
+    m
+}
+
+fn calls(list: &[(&str, &str, Value)]) -> Message {
+    let mut m = Message::new(
+        Role::Assistant,
+        list.iter()
+            .map(|(id, name, args)| Block::tool_call(*id, *name, args.clone()))
+            .collect(),
+    );
+    m.finish_reason = Some(FinishReason::ToolCalls);
+    m.usage = usage(20, 8);
+    m
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct OrderArgs {
+    /// Order id like A-1001.
+    #[schemars(regex(pattern = r"^[A-Z]-[0-9]{4}$"))]
+    order_id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct RefundArgs {
+    order_id: String,
+    #[schemars(range(min = 1, max = 500))]
+    amount: u32,
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "get_order",
+            "Look up an order.",
+            |a: OrderArgs, _c: ToolContext| async move {
+                if a.order_id == "A-0000" {
+                    return Err(ToolError::new("no such order"));
+                }
+                Ok(json!({"order_id": a.order_id, "status": "shipped"}))
+            },
+        ),
+        Tool::new(
+            "refund",
+            "Refund an order.",
+            |a: RefundArgs, _c: ToolContext| async move {
+                Ok::<_, ToolError>(format!("refunded {} on {}", a.amount, a.order_id))
+            },
+        )
+        .needs_approval_if(|args| args["amount"].as_u64().unwrap_or(0) > 50),
+        Tool::blocking(
+            "charge",
+            "Charge a card.",
+            |_: Value, _c: ToolContext| -> Result<String, ToolError> {
+                panic!("card 4111-1111 declined by gateway")
+            },
+        ),
+    ]
+}
+
+fn agent(model: &ScriptedModel, limits: Limits) -> Agent {
+    let mut b = Agent::builder(Arc::new(model.clone()))
+        .instructions("You help with orders.")
+        .limits(limits);
+    for t in tools() {
+        b = b.tool(t);
+    }
+    b.build().unwrap()
+}
+
+fn input(text: &str) -> RunInput {
+    RunInput {
+        run_id: Some("run_test".into()),
+        ..RunInput::text(text)
+    }
+}
+
+/// The messages the model received on its `n`th call, without the system prompt.
+fn sent(model: &ScriptedModel, n: usize) -> Vec<Message> {
+    let req: ModelRequest = model.received()[n].clone();
+    assert_eq!(req.messages[0], Message::system("You help with orders."));
+    req.messages[1..].to_vec()
+}
+
+fn result_of(m: &Message, i: usize) -> &parlance_format::ToolResult {
+    m.content[i].as_tool_result().unwrap()
+}
+
+fn text_of(r: &parlance_format::ToolResult) -> String {
+    r.content.iter().filter_map(Block::as_text).collect()
+}
+
+#[tokio::test]
+async fn plain_answer() {
+    let model = ScriptedModel::new([says("Hello!")]);
+    let r = agent(&model, Limits::default()).run(input("Hi")).await;
+    assert_eq!(r.status, RunStatus::Completed);
+    assert_eq!(r.output, json!("Hello!"));
+    assert_eq!(
+        r.messages,
+        vec![Message::user("Hi"), {
+            let mut m = says("Hello!");
+            m.provider = Some("scripted".into());
+            m
+        }]
+    );
+    assert_eq!(r.usage, usage(10, 5).unwrap());
+    assert_eq!(r.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(sent(&model, 0), vec![Message::user("Hi")]);
+    assert_eq!(model.received()[0].tools.len(), 3);
+}
+
+#[tokio::test]
+async fn several_rounds_of_parallel_tool_calls() {
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c1", "get_order", json!({"order_id": "A-1001"})),
+            ("c2", "get_order", json!({"order_id": "A-0000"})),
+        ]),
+        calls(&[
+            ("c3", "get_order", json!({"order_id": "A-1002"})),
+            ("c4", "refund", json!({"order_id": "A-1002", "amount": 20})),
+        ]),
+        says("A-1001 shipped; A-0000 does not exist; refunded 20 on A-1002."),
+    ]);
+    let r = agent(&model, Limits::default())
+        .run(input("Check my orders"))
+        .await;
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+    assert_eq!(r.messages.len(), 6);
+    let first_results = &r.messages[2];
+    assert_eq!(first_results.role, Role::Tool);
+    assert_eq!(result_of(first_results, 0).status, ToolStatus::Ok);
+    assert_eq!(result_of(first_results, 1).status, ToolStatus::Error);
+    assert_eq!(text_of(result_of(first_results, 1)), "no such order");
+    assert_eq!(
+        text_of(result_of(&r.messages[4], 1)),
+        "refunded 20 on A-1002"
+    );
+    assert_eq!(
+        r.usage,
+        Usage {
+            input_tokens: 50,
+            output_tokens: 21,
+            ..Usage::default()
+        }
+    );
+    // The model's context grows by exactly the turn's messages.
+    assert_eq!(sent(&model, 1), r.messages[..3].to_vec());
+    assert_eq!(sent(&model, 2), r.messages[..5].to_vec());
+}
+
+#[tokio::test]
+async fn invalid_arguments_then_a_corrected_call() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "refund", json!({"order_id": "A-1", "amount": 900}))]),
+        calls(&[("c2", "refund", json!({"order_id": "A-1", "amount": 40}))]),
+        says("Done."),
+    ]);
+    let r = agent(&model, Limits::default()).run(input("Refund")).await;
+    assert_eq!(r.status, RunStatus::Completed);
+    let bad = result_of(&r.messages[2], 0);
+    assert_eq!(bad.status, ToolStatus::InvalidArguments);
+    assert_eq!(
+        text_of(bad),
+        "Invalid arguments for refund:\namount: must be at most 500, got 900"
+    );
+    assert_eq!(text_of(result_of(&r.messages[4], 0)), "refunded 40 on A-1");
+    assert_eq!(
+        sent(&model, 1)[2],
+        r.messages[2],
+        "the model was told what was wrong"
+    );
+}
+
+#[tokio::test]
+async fn invalid_argument_budget_exhausted() {
+    let bad = |id: &str| calls(&[(id, "get_order", json!({"order_id": "nope"}))]);
+    let model = ScriptedModel::new([bad("c1"), bad("c2"), bad("c3"), says("never")]);
+    let limits = Limits {
+        max_invalid_arguments: 2,
+        ..Limits::default()
+    };
+    let r = agent(&model, limits).run(input("x")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "invalid_arguments_budget");
+    assert_eq!(
+        e.message,
+        "the model sent invalid arguments 3 times, more than the 2 allowed"
+    );
+    assert_eq!(model.remaining(), 1, "the model was not called again");
+    // Every call in the stored turn has its result.
+    assert_eq!(r.messages.len(), 7);
+    assert_eq!(r.messages[6].role, Role::Tool);
+}
+
+#[tokio::test]
+async fn max_model_calls() {
+    let model = ScriptedModel::new(
+        (0..5).map(|i| calls(&[(&format!("c{i}"), "get_order", json!({"order_id": "A-1001"}))])),
+    );
+    let limits = Limits {
+        max_model_calls: 3,
+        ..Limits::default()
+    };
+    let r = agent(&model, limits).run(input("loop")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(r.error.as_ref().unwrap().code, "max_model_calls");
+    assert_eq!(model.received().len(), 3);
+}
+
+#[tokio::test]
+async fn fail_policy_fails_the_run_with_its_cause() {
+    let model = ScriptedModel::new([calls(&[("c1", "charge", json!({}))]), says("never")]);
+    let limits = Limits {
+        on_tool_exception: OnToolException::Fail,
+        ..Limits::default()
+    };
+    let r = agent(&model, limits).run(input("charge")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "tool_failed");
+    assert_eq!(
+        e.message,
+        "tool charge failed: panic: card 4111-1111 declined by gateway"
+    );
+    assert_eq!(
+        e.cause,
+        Some(
+            json!({"tool": "charge", "error_type": "panic", "message": "card 4111-1111 declined by gateway"})
+        )
+    );
+    assert_eq!(model.received().len(), 1);
+}
+
+#[tokio::test]
+async fn return_generic_never_sends_the_detail_to_the_model() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "charge", json!({}))]),
+        says("Sorry, the charge failed."),
+    ]);
+    let limits = Limits {
+        on_tool_exception: OnToolException::ReturnGeneric,
+        ..Limits::default()
+    };
+    let r = agent(&model, limits).run(input("charge")).await;
+    assert_eq!(r.status, RunStatus::Completed);
+    let result = result_of(&r.messages[2], 0);
+    assert_eq!(result.status, ToolStatus::ToolFailed);
+    assert!(parlance_format::to_json(&result.artifact).contains("4111-1111"));
+    // What the model received holds the result, but not the detail (the
+    // artifact travels in the canonical message; providers never send it).
+    let sent_text: String = sent(&model, 1)[2]
+        .content
+        .iter()
+        .map(|b| match b {
+            Block::ToolResult { tool_result } => text_of(tool_result),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(sent_text, "charge failed.");
+}
+
+#[tokio::test]
+async fn return_to_model_shows_the_error() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "charge", json!({}))]),
+        says("It was declined."),
+    ]);
+    let r = agent(&model, Limits::default()).run(input("charge")).await;
+    assert_eq!(r.status, RunStatus::Completed);
+    assert_eq!(
+        text_of(result_of(&r.messages[2], 0)),
+        "charge failed: panic: card 4111-1111 declined by gateway"
+    );
+}
+
+#[tokio::test]
+async fn turns_with_empty_and_missing_messages_are_not_seen() {
+    let model = ScriptedModel::new([says("First."), says("Second.")]);
+    let a = agent(&model, Limits::default());
+    let first = a.run(input("One")).await;
+    // A whole earlier response as a turn, an empty turn, a turn without messages.
+    let turns = vec![
+        Turn::from_value(&serde_json::to_value(&first).unwrap()).unwrap(),
+        Turn::from_value(&json!({"messages": []})).unwrap(),
+        Turn::from_value(&json!({"output": "ignored"})).unwrap(),
+    ];
+    let second = a.run(input("Two").with_turns(turns)).await;
+    assert_eq!(second.status, RunStatus::Completed);
+    let mut expected = first.messages.clone();
+    expected.push(Message::user("Two"));
+    assert_eq!(sent(&model, 1), expected);
+    assert_eq!(
+        second.messages.len(),
+        2,
+        "a response holds only its own turn"
+    );
+}
+
+async fn paused_run() -> (ScriptedModel, Response) {
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c1", "refund", json!({"order_id": "A-1", "amount": 100})),
+            ("c2", "get_order", json!({"order_id": "A-1001"})),
+            ("c3", "refund", json!({"order_id": "A-2", "amount": 200})),
+            ("c4", "refund", json!({"order_id": "A-3", "amount": 300})),
+            ("c5", "refund", json!({"order_id": "A-4", "amount": 400})),
+        ]),
+        says("All decided."),
+    ]);
+    let r = agent(&model, Limits::default())
+        .run(input("Refund four orders"))
+        .await;
+    (model, r)
+}
+
+fn decision(r: &Response, id: &str, kind: DecisionKind) -> Decision {
+    let req = r.pending.iter().find(|p| p.tool_call_id == id).unwrap();
+    Decision {
+        tool_call_id: id.into(),
+        digest: req.digest.clone(),
+        decision: kind,
+        arguments: None,
+        reason: None,
+        content: None,
+    }
+}
+
+/// Stores the paused response as JSON and reads it back, as another process would.
+fn through_json(r: &Response) -> Response {
+    let text = parlance_format::to_json(r);
+    Response::from_value(&serde_json::from_str::<Value>(&text).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn approval_pauses_and_other_calls_still_run() {
+    let (_, r) = paused_run().await;
+    assert_eq!(r.status, RunStatus::RequiresApproval);
+    assert_eq!(r.output, Value::Null);
+    let ids: Vec<&str> = r.pending.iter().map(|p| p.tool_call_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c3", "c4", "c5"]);
+    let waiting = &r.messages[2];
+    assert_eq!(waiting.role, Role::Tool);
+    assert!(matches!(waiting.content[0], Block::ApprovalRequest { .. }));
+    assert_eq!(
+        result_of(waiting, 1).status,
+        ToolStatus::Ok,
+        "get_order needed no approval and ran"
+    );
+    assert!(r.pending[0].digest.starts_with("sha256:"));
+}
+
+#[tokio::test]
+async fn all_four_decisions_in_one_turn_from_a_fresh_agent() {
+    let (model, paused) = paused_run().await;
+    let stored = through_json(&paused);
+    // A fresh agent (another process would build its own) resumes.
+    let fresh = agent(&model, Limits::default());
+    let mut edited = decision(&stored, "c3", DecisionKind::Edited);
+    edited.arguments = Some(json!({"order_id": "A-2", "amount": 150}));
+    let mut rejected = decision(&stored, "c4", DecisionKind::Rejected);
+    rejected.reason = Some("over the monthly limit".into());
+    let mut answered = decision(&stored, "c5", DecisionKind::Answered);
+    answered.content = Some(vec![Block::text("Refund already issued by phone.")]);
+    let r = fresh
+        .resume(Resume {
+            turns: vec![],
+            paused: stored,
+            decisions: vec![
+                answered,
+                decision(&paused, "c1", DecisionKind::Approved),
+                rejected,
+                edited,
+            ],
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+    assert_eq!(r.id.as_deref(), Some("run_test"));
+    let results = &r.messages[2];
+    let statuses: Vec<ToolStatus> = (0..5).map(|i| result_of(results, i).status).collect();
+    assert_eq!(
+        statuses,
+        [
+            ToolStatus::Ok,
+            ToolStatus::Ok,
+            ToolStatus::Ok,
+            ToolStatus::Rejected,
+            ToolStatus::Ok
+        ]
+    );
+    let ids: Vec<&str> = (0..5)
+        .map(|i| result_of(results, i).tool_call_id.as_str())
+        .collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5"], "results in call order");
+    assert_eq!(text_of(result_of(results, 0)), "refunded 100 on A-1");
+    assert_eq!(
+        text_of(result_of(results, 2)),
+        "refunded 150 on A-2",
+        "ran with the edited arguments"
+    );
+    assert_eq!(
+        text_of(result_of(results, 3)),
+        "The reviewer rejected this call: over the monthly limit"
+    );
+    assert_eq!(
+        text_of(result_of(results, 4)),
+        "Refund already issued by phone."
+    );
+    assert_eq!(
+        result_of(results, 2).approval.as_ref().unwrap().decision,
+        DecisionKind::Edited
+    );
+    // The model's next context: the turn so far with every result in place.
+    assert_eq!(sent(&model, 1), r.messages[..3].to_vec());
+    assert_eq!(
+        r.usage,
+        Usage {
+            input_tokens: 30,
+            output_tokens: 13,
+            ..Usage::default()
+        }
+    );
+}
+
+#[tokio::test]
+async fn each_decision_alone_keeps_the_others_pending() {
+    for kind in [
+        DecisionKind::Approved,
+        DecisionKind::Edited,
+        DecisionKind::Rejected,
+        DecisionKind::Answered,
+    ] {
+        let (model, paused) = paused_run().await;
+        let mut d = decision(&paused, "c1", kind);
+        match kind {
+            DecisionKind::Edited => d.arguments = Some(json!({"order_id": "A-1", "amount": 60})),
+            DecisionKind::Answered => d.content = Some(vec![Block::json(json!({"refunded": 0}))]),
+            _ => {}
+        }
+        let a = agent(&model, Limits::default());
+        let r = a
+            .resume(Resume {
+                turns: vec![],
+                paused: through_json(&paused),
+                decisions: vec![d],
+            })
+            .await
+            .unwrap();
+        assert_eq!(r.status, RunStatus::RequiresApproval, "{kind:?}");
+        let ids: Vec<&str> = r.pending.iter().map(|p| p.tool_call_id.as_str()).collect();
+        assert_eq!(ids, ["c3", "c4", "c5"]);
+        let first = result_of(&r.messages[2], 0);
+        let want = match kind {
+            DecisionKind::Approved => (ToolStatus::Ok, "refunded 100 on A-1"),
+            DecisionKind::Edited => (ToolStatus::Ok, "refunded 60 on A-1"),
+            DecisionKind::Rejected => (ToolStatus::Rejected, "The reviewer rejected this call."),
+            DecisionKind::Answered => (ToolStatus::Ok, ""),
+        };
+        assert_eq!((first.status, text_of(first).as_str()), want, "{kind:?}");
+        assert_eq!(
+            model.received().len(),
+            1,
+            "the model waits until every call is decided"
+        );
+    }
+}
+
+#[tokio::test]
+async fn forged_duplicate_and_mismatched_decisions_are_refused() {
+    let (model, paused) = paused_run().await;
+    let a = agent(&model, Limits::default());
+    let try_ = |decisions: Vec<Decision>, paused: Response| {
+        let a = a.clone();
+        async move {
+            a.resume(Resume {
+                turns: vec![],
+                paused,
+                decisions,
+            })
+            .await
+            .unwrap_err()
+            .to_string()
+        }
+    };
+    let mut unknown = decision(&paused, "c1", DecisionKind::Approved);
+    unknown.tool_call_id = "c9".into();
+    assert_eq!(
+        try_(vec![unknown], paused.clone()).await,
+        "decisions[0].tool_call_id: no pending call has id \"c9\""
+    );
+
+    let mut forged = decision(&paused, "c1", DecisionKind::Approved);
+    forged.digest = "sha256:0000".into();
+    assert_eq!(
+        try_(vec![forged], paused.clone()).await,
+        "decisions[0].digest: does not match the pending call \"c1\": the call or its arguments changed"
+    );
+
+    let twice = vec![
+        decision(&paused, "c1", DecisionKind::Approved),
+        decision(&paused, "c1", DecisionKind::Approved),
+    ];
+    assert_eq!(
+        try_(twice, paused.clone()).await,
+        "decisions[1].tool_call_id: call \"c1\" is decided twice (first in decisions[0])"
+    );
+
+    // The stored arguments were changed after the pause (amount 100 → 10).
+    let mut tampered = paused.clone();
+    if let Block::ApprovalRequest { approval_request } = &mut tampered.messages[2].content[0] {
+        approval_request.arguments = json!({"order_id": "A-1", "amount": 10});
+    }
+    if let Block::ToolCall { tool_call } = &mut tampered.messages[1].content[0] {
+        tool_call.arguments = json!({"order_id": "A-1", "amount": 10});
+    }
+    assert_eq!(
+        try_(
+            vec![decision(&paused, "c1", DecisionKind::Approved)],
+            tampered
+        )
+        .await,
+        "decisions[0].tool_call_id: the pending request for call \"c1\" does not match the model's call (was it altered?)"
+    );
+
+    let mut bad_edit = decision(&paused, "c1", DecisionKind::Edited);
+    bad_edit.arguments = Some(json!({"order_id": "A-1", "amount": 9000}));
+    assert_eq!(
+        try_(vec![bad_edit], paused.clone()).await,
+        "decisions[0].arguments: invalid for refund: amount: must be at most 500, got 9000"
+    );
+
+    // Decided once, then again.
+    let once = a
+        .resume(Resume {
+            turns: vec![],
+            paused: paused.clone(),
+            decisions: vec![decision(&paused, "c1", DecisionKind::Approved)],
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        try_(vec![decision(&paused, "c1", DecisionKind::Approved)], once).await,
+        "decisions[0].tool_call_id: call \"c1\" is already decided"
+    );
+
+    let done = a.run(input("x")).await; // the script's "All decided." answer
+    assert_eq!(
+        try_(vec![decision(&paused, "c1", DecisionKind::Approved)], done).await,
+        "paused.status: the run is completed, not waiting for decisions"
+    );
+    assert_eq!(
+        model.received().len(),
+        2,
+        "no refused decision reached the model"
+    );
+}
+
+async fn collect(stream: impl futures::Stream<Item = RunEvent>) -> (Vec<RunEvent>, Response) {
+    let events: Vec<RunEvent> = stream.collect().await;
+    let Some(RunEvent::RunCompleted(r)) = events.last().cloned() else {
+        panic!("the last event is RunCompleted")
+    };
+    (events, r)
+}
+
+#[tokio::test]
+async fn streamed_runs_equal_non_streamed_runs() {
+    let script = || {
+        ScriptedModel::new([
+            {
+                let mut m = calls(&[
+                    ("c1", "get_order", json!({"order_id": "A-1001"})),
+                    ("c2", "refund", json!({"order_id": "A-1", "amount": 90})),
+                ]);
+                m.content.insert(0, Block::text("Let me check. "));
+                m
+            },
+            says("It shipped and the refund is done."),
+        ])
+    };
+    let m1 = script();
+    let plain = agent(&m1, Limits::default()).run(input("Status?")).await;
+    let m2 = script();
+    let a2 = agent(&m2, Limits::default());
+    let (events, streamed) = collect(a2.run_stream(input("Status?"))).await;
+    assert_eq!(streamed, plain);
+    assert_eq!(m1.received(), m2.received());
+    assert_eq!(plain.status, RunStatus::RequiresApproval);
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Let me check. ");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::ToolCallStarted { name, .. } if name == "get_order"))
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RunEvent::ToolCallFinished {
+            status: ToolStatus::Ok,
+            ..
+        }
+    )));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::ApprovalRequired(p) if p.len() == 1))
+    );
+
+    // Resume, streamed and not.
+    let d = decision(&plain, "c2", DecisionKind::Approved);
+    let r1 = agent(&m1, Limits::default())
+        .resume(Resume {
+            turns: vec![],
+            paused: plain.clone(),
+            decisions: vec![d.clone()],
+        })
+        .await
+        .unwrap();
+    let (events, r2) = collect(
+        a2.resume_stream(Resume {
+            turns: vec![],
+            paused: streamed,
+            decisions: vec![d],
+        })
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(r1, r2);
+    assert_eq!(r1.status, RunStatus::Completed);
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "It shipped and the refund is done.");
+}
+
+#[tokio::test]
+async fn model_errors_fail_the_run_with_their_kind() {
+    let model = ScriptedModel::new([]);
+    model.push_error(ModelError::RateLimited {
+        message: "slow down".into(),
+        retry_after: None,
+    });
+    let r = agent(&model, Limits::default()).run(input("x")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "model_error");
+    assert_eq!(
+        e.cause,
+        Some(json!({"kind": "rate_limited", "message": "rate limited: slow down"}))
+    );
+}
+
+#[tokio::test]
+async fn output_schema_gives_a_structured_output() {
+    let schema =
+        json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}});
+    let model = ScriptedModel::new([says("{\"city\": \"Paris\"}"), says("{\"town\": \"Paris\"}")]);
+    let a = Agent::builder(Arc::new(model.clone()))
+        .output_schema("place", schema)
+        .build()
+        .unwrap();
+    let r = a.run(RunInput::text("Where?")).await;
+    assert_eq!(r.output, json!({"city": "Paris"}));
+    assert_eq!(
+        model.received()[0]
+            .options
+            .output_schema
+            .as_ref()
+            .unwrap()
+            .name,
+        "place"
+    );
+    let r = a.run(RunInput::text("Where?")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "invalid_output");
+    assert_eq!(
+        e.message,
+        "the final answer does not match the output schema: city: required property missing"
+    );
+}

@@ -1,0 +1,45 @@
+//! The narrow waist between Parlance and model providers.
+//!
+//! A provider implements [`Model`]: `generate` turns one [`ModelRequest`]
+//! into one canonical assistant [`Message`] (with usage and finish reason);
+//! `stream` yields [`StreamEvent`]s whose final `Done` carries the same
+//! message. Everything provider-specific (wire format, ids, opaque
+//! reasoning data) stays inside the provider.
+
+mod error;
+mod request;
+pub mod scripted;
+mod stream;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+pub use parlance_format::Message;
+
+pub use error::ModelError;
+pub use request::{Effort, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice};
+pub use stream::{Assembler, StreamEvent, set_arguments};
+
+/// A stream of events from one model call.
+pub type EventStream<'a> = BoxStream<'a, Result<StreamEvent, ModelError>>;
+
+/// A model behind some provider.
+pub trait Model: Send + Sync {
+    /// The provider's name as it appears in messages (`anthropic`, `openai`, ...).
+    fn provider(&self) -> &str;
+
+    /// The model's id.
+    fn model_id(&self) -> &str;
+
+    /// One request, one assistant message.
+    fn generate<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>>;
+
+    /// One request as a stream of events ending with `Done(message)`, the
+    /// same message `generate` would return.
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<EventStream<'a>, ModelError>>;
+}
