@@ -1,0 +1,303 @@
+//! Canonical request → Chat Completions request body.
+
+use parlance_format::{Block, Media, Message, Role, ToolCall};
+use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
+use serde_json::{Map, Value, json};
+
+use super::PROVIDER;
+use crate::wire::{Encoded, at, data_url, json_text, merge_extra, unsupported, wire_id};
+
+/// OpenAI accepts any call id up to 64 characters made of these.
+fn id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+pub(crate) fn call_id(id: &str) -> String {
+    wire_id(id, 64, id_char).into_owned()
+}
+
+/// Builds the request body for `model`.
+pub fn encode_request(
+    req: &ModelRequest,
+    model: &str,
+    stream: bool,
+) -> Result<Encoded, ModelError> {
+    let mut warnings = Vec::new();
+    let mut messages = Vec::with_capacity(req.messages.len());
+    for (mi, m) in req.messages.iter().enumerate() {
+        encode_message(mi, m, &mut messages, &mut warnings)?;
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    let o = &req.options;
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = Map::new();
+                f.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    f.insert("description".into(), json!(d));
+                }
+                f.insert("parameters".into(), t.input_schema.clone());
+                json!({"type": "function", "function": f})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        match &o.tool_choice {
+            ToolChoice::Auto => {}
+            ToolChoice::None => {
+                body.insert("tool_choice".into(), json!("none"));
+            }
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!("required"));
+            }
+            ToolChoice::Tool(name) => {
+                body.insert(
+                    "tool_choice".into(),
+                    json!({"type": "function", "function": {"name": name}}),
+                );
+            }
+        }
+        if let Some(p) = o.parallel_tool_calls {
+            body.insert("parallel_tool_calls".into(), json!(p));
+        }
+    }
+    if let Some(n) = o.max_tokens {
+        // `max_tokens` is refused by reasoning models; this works for all.
+        body.insert("max_completion_tokens".into(), json!(n));
+    }
+    if let Some(t) = o.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = o.top_p {
+        body.insert("top_p".into(), json!(p));
+    }
+    if !o.stop.is_empty() {
+        body.insert("stop".into(), json!(o.stop));
+    }
+    if let Some(s) = o.seed {
+        body.insert("seed".into(), json!(s));
+    }
+    if let Some(effort) = o.reasoning.as_ref().and_then(|r| r.effort) {
+        body.insert(
+            "reasoning_effort".into(),
+            json!(match effort {
+                Effort::None => "none",
+                Effort::Minimal => "minimal",
+                Effort::Low => "low",
+                Effort::Medium => "medium",
+                Effort::High => "high",
+            }),
+        );
+    }
+    if let Some(s) = &o.output_schema {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {"name": s.name, "schema": s.schema}}),
+        );
+    }
+    if stream {
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    merge_extra(&mut body, &o.extra);
+    Ok(Encoded {
+        body: Value::Object(body),
+        warnings,
+    })
+}
+
+fn encode_message(
+    mi: usize,
+    m: &Message,
+    out: &mut Vec<Value>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ModelError> {
+    match m.role {
+        Role::System => out.push(json!({"role": "system", "content": m.text()})),
+        Role::User => out.push(json!({"role": "user", "content": user_content(mi, &m.content)?})),
+        Role::Assistant => out.push(assistant(mi, m, warnings)?),
+        Role::Tool => {
+            // One `tool` message per result, right after the assistant message.
+            for (bi, b) in m.content.iter().enumerate() {
+                match b {
+                    Block::ToolResult { tool_result: r } => {
+                        let mut text = String::new();
+                        for (ci, c) in r.content.iter().enumerate() {
+                            match c {
+                                Block::Text(t) => text.push_str(&t.text),
+                                Block::Json { json } => text.push_str(&json_text(json)),
+                                other => {
+                                    return Err(unsupported(format!(
+                                        "{}.tool_result.content[{ci}]: OpenAI Chat tool results take only text, not {} blocks",
+                                        at(mi, bi),
+                                        other.type_name()
+                                    )));
+                                }
+                            }
+                        }
+                        out.push(json!({"role": "tool", "tool_call_id": call_id(&r.tool_call_id), "content": text}));
+                    }
+                    _ => {
+                        return Err(unsupported(format!(
+                            "{}: a call still waiting for approval cannot be sent to a model",
+                            at(mi, bi)
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
+    match ty {
+        "image" => {
+            let url = match (&m.url, &m.data) {
+                (Some(u), _) => u.clone(),
+                (None, Some(_)) => data_url(m).expect("data has a media type"),
+                _ => {
+                    return Err(unsupported(format!(
+                        "{where_}: OpenAI Chat takes images by URL or data, not file id"
+                    )));
+                }
+            };
+            let mut image = json!({"url": url});
+            if let Some(d) = &m.detail {
+                image["detail"] = json!(d);
+            }
+            Ok(json!({"type": "image_url", "image_url": image}))
+        }
+        "audio" => {
+            let format = match m.media_type.as_deref() {
+                Some("audio/wav" | "audio/x-wav" | "audio/wave") => "wav",
+                Some("audio/mpeg" | "audio/mp3") => "mp3",
+                other => {
+                    return Err(unsupported(format!(
+                        "{where_}: OpenAI Chat takes wav or mp3 audio, not {}",
+                        other.unwrap_or("audio without a media type")
+                    )));
+                }
+            };
+            match &m.data {
+                Some(d) => {
+                    Ok(json!({"type": "input_audio", "input_audio": {"data": d, "format": format}}))
+                }
+                None => Err(unsupported(format!(
+                    "{where_}: OpenAI Chat takes audio only as inline data"
+                ))),
+            }
+        }
+        _ => {
+            let mut file = Map::new();
+            if let (Some(id), Some("openai")) = (&m.file_id, m.provider.as_deref()) {
+                file.insert("file_id".into(), json!(id));
+            } else if m.data.is_some() {
+                file.insert(
+                    "file_data".into(),
+                    json!(data_url(m).expect("data has a media type")),
+                );
+            } else {
+                return Err(unsupported(format!(
+                    "{where_}: OpenAI Chat takes files as inline data or an OpenAI file id"
+                )));
+            }
+            if let Some(f) = &m.filename {
+                file.insert("filename".into(), json!(f));
+            }
+            Ok(json!({"type": "file", "file": file}))
+        }
+    }
+}
+
+fn user_content(mi: usize, content: &[Block]) -> Result<Value, ModelError> {
+    if let [Block::Text(t)] = content {
+        return Ok(json!(t.text));
+    }
+    let mut parts = Vec::with_capacity(content.len());
+    for (bi, b) in content.iter().enumerate() {
+        let w = at(mi, bi);
+        parts.push(match b {
+            Block::Text(t) => json!({"type": "text", "text": t.text}),
+            Block::Json { json } => json!({"type": "text", "text": json_text(json)}),
+            Block::Image { image } => media_part(&w, "image", image)?,
+            Block::Audio { audio } => media_part(&w, "audio", audio)?,
+            Block::File { file } => media_part(&w, "file", file)?,
+            other => {
+                return Err(unsupported(format!(
+                    "{w}: {} blocks cannot be in a user message",
+                    other.type_name()
+                )));
+            }
+        });
+    }
+    Ok(Value::Array(parts))
+}
+
+pub(crate) fn arguments_text(c: &ToolCall) -> String {
+    match &c.raw_arguments {
+        Some(raw) if c.arguments.is_null() => raw.clone(),
+        _ => serde_json::to_string(&c.arguments).expect("json"),
+    }
+}
+
+fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value, ModelError> {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for (bi, b) in m.content.iter().enumerate() {
+        match b {
+            Block::Text(t) => text.push_str(&t.text),
+            Block::Json { json } => text.push_str(&json_text(json)),
+            Block::Thinking(t) => {
+                // Chat Completions takes no reasoning back.
+                if !t.thinking.is_empty() || t.has_opaque_data() {
+                    warnings.push(format!(
+                        "{}: thinking dropped (OpenAI Chat takes no reasoning input)",
+                        at(mi, bi)
+                    ));
+                }
+            }
+            Block::ToolCall { tool_call: c } => {
+                if c.signature.is_some() || c.item_id.is_some() {
+                    let from = c.provider.as_deref().unwrap_or("another provider");
+                    if from != PROVIDER {
+                        warnings.push(format!(
+                            "{}: {from} tool call signature dropped",
+                            at(mi, bi)
+                        ));
+                    }
+                }
+                calls.push(json!({
+                    "id": call_id(&c.id),
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": arguments_text(c)},
+                }));
+            }
+            other => {
+                return Err(unsupported(format!(
+                    "{}: OpenAI Chat cannot take {} blocks in an assistant message",
+                    at(mi, bi),
+                    other.type_name()
+                )));
+            }
+        }
+    }
+    let mut msg = Map::new();
+    msg.insert("role".into(), json!("assistant"));
+    msg.insert(
+        "content".into(),
+        if text.is_empty() && !calls.is_empty() {
+            Value::Null
+        } else {
+            json!(text)
+        },
+    );
+    if !calls.is_empty() {
+        msg.insert("tool_calls".into(), Value::Array(calls));
+    }
+    Ok(Value::Object(msg))
+}

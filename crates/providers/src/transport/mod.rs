@@ -1,0 +1,335 @@
+//! The one HTTP layer every provider shares: reqwest over rustls, SSE
+//! framing, timeouts (connect, first byte, idle), and retries with
+//! exponential backoff and jitter that honour the provider's retry hints —
+//! never after output has reached the caller.
+
+mod retry;
+mod secret;
+
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use bytes::Bytes;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use parlance_model::{EventStream, ModelError, StreamEvent};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+pub use retry::{RetryPolicy, retry_after_from_headers};
+pub use secret::Secret;
+
+/// Turns a failed HTTP answer into a typed error: status, body, and the
+/// wait the response's headers asked for.
+pub type Classify = fn(status: u16, body: &[u8], retry_after: Option<Duration>) -> ModelError;
+
+/// Turns a provider's stream events into canonical ones.
+pub trait StreamDecoder: Send + 'static {
+    /// One SSE event (`event:` name, possibly empty, and `data:` text).
+    fn event(&mut self, name: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError>;
+    /// The byte stream ended: the remaining events (ending with `Done`),
+    /// or an error when the stream stopped early.
+    fn end(&mut self) -> Result<Vec<StreamEvent>, ModelError>;
+}
+
+/// Timeouts and retries.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Time to open a connection.
+    pub connect_timeout: Duration,
+    /// Time from sending the request to the response headers.
+    pub first_byte_timeout: Duration,
+    /// Longest silence while reading a body or stream.
+    pub idle_timeout: Duration,
+    /// Retries.
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// One request: where, which headers, what body. Header values marked
+/// secret never appear in errors, logs or `Debug`.
+#[derive(Clone)]
+pub struct HttpRequest {
+    /// The full URL.
+    pub url: String,
+    /// Headers besides `content-type: application/json`.
+    pub headers: HeaderMap,
+    /// The JSON body.
+    pub body: Bytes,
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // HeaderMap's Debug prints sensitive values as "Sensitive".
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("headers", &self.headers)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+impl HttpRequest {
+    /// A JSON POST to `url`.
+    pub fn new(url: String, body: Vec<u8>) -> Self {
+        HttpRequest {
+            url,
+            headers: HeaderMap::new(),
+            body: Bytes::from(body),
+        }
+    }
+
+    /// Adds a plain header.
+    pub fn header(mut self, name: &'static str, value: &str) -> Self {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers.insert(HeaderName::from_static(name), v);
+        }
+        self
+    }
+
+    /// Adds a header carrying a secret (marked sensitive).
+    pub fn secret_header(mut self, name: &'static str, value: &Secret) -> Self {
+        if let Ok(mut v) = HeaderValue::from_str(value.expose()) {
+            v.set_sensitive(true);
+            self.headers.insert(HeaderName::from_static(name), v);
+        }
+        self
+    }
+}
+
+/// The shared HTTP client. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    client: reqwest::Client,
+    config: Arc<HttpConfig>,
+}
+
+fn install_crypto() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // One crypto provider for the whole process (ring); a provider set
+        // by the application first wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+fn network_error(e: &reqwest::Error) -> ModelError {
+    // reqwest's messages name the URL but never headers.
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    if e.is_timeout() {
+        ModelError::Timeout { message }
+    } else {
+        ModelError::Network { message }
+    }
+}
+
+impl Transport {
+    /// A client with these timeouts and retries.
+    pub fn new(config: HttpConfig) -> Result<Self, ModelError> {
+        install_crypto();
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.idle_timeout)
+            .build()
+            .map_err(|e| network_error(&e))?;
+        Ok(Transport {
+            client,
+            config: Arc::new(config),
+        })
+    }
+
+    /// The timeouts and retries in force.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    async fn send(&self, req: &HttpRequest) -> Result<reqwest::Response, ModelError> {
+        let fut = self
+            .client
+            .post(&req.url)
+            .headers(req.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(req.body.clone())
+            .send();
+        match tokio::time::timeout(self.config.first_byte_timeout, fut).await {
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err(e)) => Err(network_error(&e)),
+            Err(_) => Err(ModelError::Timeout {
+                message: format!(
+                    "no response within {:?} (first-byte timeout)",
+                    self.config.first_byte_timeout
+                ),
+            }),
+        }
+    }
+
+    async fn read_body(&self, resp: reqwest::Response) -> Result<Bytes, ModelError> {
+        match tokio::time::timeout(self.config.idle_timeout, resp.bytes()).await {
+            Ok(Ok(b)) => Ok(b),
+            Ok(Err(e)) => Err(network_error(&e)),
+            Err(_) => Err(ModelError::Timeout {
+                message: "the response body stalled (idle timeout)".into(),
+            }),
+        }
+    }
+
+    /// The error for a non-2xx answer, and whether to try again.
+    async fn failure(
+        &self,
+        resp: reqwest::Response,
+        classify: Classify,
+    ) -> (ModelError, Option<bool>) {
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let retry_after = retry_after_from_headers(&headers);
+        let should_retry = headers
+            .get("x-should-retry")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v == "true");
+        let body = self.read_body(resp).await.unwrap_or_default();
+        (classify(status, &body, retry_after), should_retry)
+    }
+
+    /// POSTs JSON and returns the body of a 2xx answer, retrying what may
+    /// succeed on a second try.
+    pub async fn post_json(
+        &self,
+        req: &HttpRequest,
+        classify: Classify,
+    ) -> Result<Bytes, ModelError> {
+        let policy = &self.config.retry;
+        let mut attempt = 0;
+        loop {
+            let (err, hint) = match self.send(req).await {
+                Ok(resp) if resp.status().is_success() => match self.read_body(resp).await {
+                    Ok(body) => return Ok(body),
+                    Err(e) => (e, None),
+                },
+                Ok(resp) => self.failure(resp, classify).await,
+                Err(e) => (e, None),
+            };
+            if !policy.should_retry(attempt, &err, hint) {
+                return Err(err);
+            }
+            let wait = policy.delay(attempt, err.retry_after());
+            tracing::debug!(attempt, ?wait, error = %err, "retrying model request");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// POSTs JSON and streams the SSE answer through a fresh decoder per
+    /// attempt. A failure is retried only while no event has reached the
+    /// caller; after that it ends the stream as an error.
+    pub fn post_sse<D: StreamDecoder>(
+        &self,
+        req: HttpRequest,
+        classify: Classify,
+        decoder: impl Fn() -> D + Send + 'static,
+    ) -> EventStream<'static> {
+        let (tx, rx) = futures::channel::mpsc::unbounded::<Result<StreamEvent, ModelError>>();
+        let this = self.clone();
+        tokio::spawn(async move {
+            let policy = this.config.retry.clone();
+            let mut attempt = 0;
+            loop {
+                let mut emitted = false;
+                let (err, hint) = match this.send(&req).await {
+                    Ok(resp) if resp.status().is_success() => {
+                        match this.pump(resp, decoder(), &tx, &mut emitted).await {
+                            Ok(()) => return,
+                            Err(e) => (e, None),
+                        }
+                    }
+                    Ok(resp) => this.failure(resp, classify).await,
+                    Err(e) => (e, None),
+                };
+                if emitted || !policy.should_retry(attempt, &err, hint) {
+                    let _ = tx.unbounded_send(Err(err));
+                    return;
+                }
+                let wait = policy.delay(attempt, err.retry_after());
+                tracing::debug!(attempt, ?wait, error = %err, "retrying model stream");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+        });
+        rx.boxed()
+    }
+
+    async fn pump<D: StreamDecoder>(
+        &self,
+        resp: reqwest::Response,
+        mut decoder: D,
+        tx: &futures::channel::mpsc::UnboundedSender<Result<StreamEvent, ModelError>>,
+        emitted: &mut bool,
+    ) -> Result<(), ModelError> {
+        let mut events = resp.bytes_stream().eventsource();
+        loop {
+            let next = tokio::time::timeout(self.config.idle_timeout, events.next()).await;
+            let finished = matches!(next, Ok(None));
+            let out = match next {
+                Err(_) => {
+                    return Err(ModelError::Timeout {
+                        message: format!(
+                            "the stream was silent for {:?} (idle timeout)",
+                            self.config.idle_timeout
+                        ),
+                    });
+                }
+                Ok(None) => decoder.end()?,
+                Ok(Some(Err(e))) => {
+                    return Err(match e {
+                        eventsource_stream::EventStreamError::Transport(t) => network_error(&t),
+                        other => ModelError::MalformedResponse {
+                            message: format!("bad event stream: {other}"),
+                        },
+                    });
+                }
+                Ok(Some(Ok(ev))) => decoder.event(&ev.event, &ev.data)?,
+            };
+            for e in out {
+                let done = matches!(e, StreamEvent::Done(_));
+                *emitted = true;
+                if tx.unbounded_send(Ok(e)).is_err() {
+                    return Ok(()); // the caller stopped listening
+                }
+                if done {
+                    return Ok(());
+                }
+            }
+            if finished {
+                return Err(ModelError::MalformedResponse {
+                    message: "the stream ended without a final message".into(),
+                });
+            }
+        }
+    }
+}
+
+/// Splits raw SSE text (as recorded) into `(event, data)` pairs, with the
+/// same parser the transport uses.
+pub fn parse_sse(text: &str) -> Vec<(String, String)> {
+    let chunk: Result<Bytes, std::io::Error> = Ok(Bytes::copy_from_slice(text.as_bytes()));
+    let stream = futures::stream::iter([chunk]).eventsource();
+    futures::executor::block_on(stream.collect::<Vec<_>>())
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| (e.event, e.data))
+        .collect()
+}

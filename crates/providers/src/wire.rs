@@ -1,0 +1,124 @@
+//! Helpers every provider translation shares: reading JSON leniently but
+//! with clear errors, id rules, data URLs, and the one rule for opaque data
+//! that another provider produced.
+
+use std::borrow::Cow;
+
+use parlance_format::Media;
+use parlance_model::ModelError;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// A translated request body, with what was dropped on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// The provider's request body.
+    pub body: Value,
+    /// One line per thing dropped or degraded (foreign opaque data...).
+    pub warnings: Vec<String>,
+}
+
+/// A provider request read back into canonical form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedRequest {
+    /// The model named in the request.
+    pub model: Option<String>,
+    /// Whether the request asked for a stream.
+    pub stream: bool,
+    /// The conversation, tools and options it carries.
+    pub request: parlance_model::ModelRequest,
+}
+
+pub(crate) fn malformed(message: impl Into<String>) -> ModelError {
+    ModelError::MalformedResponse {
+        message: message.into(),
+    }
+}
+
+pub(crate) fn unsupported(message: impl Into<String>) -> ModelError {
+    ModelError::Unsupported {
+        message: message.into(),
+    }
+}
+
+/// Where a block is, for error messages: `messages[2].content[1]`.
+pub(crate) fn at(mi: usize, bi: usize) -> String {
+    format!("messages[{mi}].content[{bi}]")
+}
+
+pub(crate) fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a Map<String, Value>, ModelError> {
+    v.as_object()
+        .ok_or_else(|| malformed(format!("{what}: expected an object")))
+}
+
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a str, ModelError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed(format!("{what}.{key}: expected a string")))
+}
+
+pub(crate) fn opt_str(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+pub(crate) fn u64_at(v: &Value, path: &[&str]) -> Option<u64> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(*p)?;
+    }
+    cur.as_u64()
+}
+
+/// Whether opaque data tagged `provider` may be sent to `me`.
+pub(crate) fn is_own(provider: &Option<String>, me: &str) -> bool {
+    provider.as_deref() == Some(me)
+}
+
+/// Maps a tool call id onto a provider's rules: kept when it already
+/// fits; otherwise made to fit and made unique by a short hash of the
+/// original, so the call and its result always map the same way.
+pub(crate) fn wire_id(id: &str, max_len: usize, allowed: fn(char) -> bool) -> Cow<'_, str> {
+    if !id.is_empty() && id.len() <= max_len && id.chars().all(allowed) {
+        return Cow::Borrowed(id);
+    }
+    let hash = hex::encode(&Sha256::digest(id.as_bytes())[..4]);
+    let clean: String = id
+        .chars()
+        .map(|c| if allowed(c) { c } else { '_' })
+        .collect();
+    let keep = max_len.saturating_sub(hash.len() + 1);
+    let clean: String = clean.chars().take(keep).collect();
+    Cow::Owned(format!("{clean}_{hash}"))
+}
+
+/// `data:` URL of inline media.
+pub(crate) fn data_url(m: &Media) -> Option<String> {
+    Some(format!(
+        "data:{};base64,{}",
+        m.media_type.as_deref()?,
+        m.data.as_deref()?
+    ))
+}
+
+/// Splits a `data:` URL into media type and base64 data.
+pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("data:")?;
+    let (meta, data) = rest.split_once(',')?;
+    let media_type = meta.strip_suffix(";base64")?;
+    Some((media_type.to_string(), data.to_string()))
+}
+
+/// A JSON value as text for APIs that only take text.
+pub(crate) fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Merges `extra` (provider-specific options) into a request body.
+pub(crate) fn merge_extra(body: &mut Map<String, Value>, extra: &Map<String, Value>) {
+    for (k, v) in extra {
+        body.insert(k.clone(), v.clone());
+    }
+}
