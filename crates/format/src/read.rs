@@ -671,7 +671,10 @@ pub(crate) fn messages(v: &Value, path: &Path) -> R<Vec<Message>> {
 
 pub(crate) fn tool_spec(v: &Value, path: &Path) -> R<ToolSpec> {
     let obj = Obj::new(v, path, "a tool spec")?;
-    obj.only(&["name", "description", "input_schema"], "a tool spec")?;
+    obj.only(
+        &["name", "description", "input_schema", "strict"],
+        "a tool spec",
+    )?;
     let schema = obj.req("input_schema")?;
     if !schema.is_object() {
         return Err(path.key("input_schema").err(format!(
@@ -683,6 +686,15 @@ pub(crate) fn tool_spec(v: &Value, path: &Path) -> R<ToolSpec> {
         name: obj.req_id("name")?,
         description: obj.opt_str("description")?,
         input_schema: schema.clone(),
+        strict: match obj.opt("strict") {
+            None => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                return Err(path
+                    .key("strict")
+                    .err(format!("expected true or false, got {}", describe(other))));
+            }
+        },
     })
 }
 

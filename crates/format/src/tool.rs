@@ -14,6 +14,10 @@ pub struct ToolSpec {
     pub description: Option<String>,
     /// JSON Schema (2020-12) of the arguments object.
     pub input_schema: Value,
+    /// Ask the provider to hold the model to the schema exactly (OpenAI
+    /// `strict`), when it can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 impl ToolSpec {
@@ -27,6 +31,7 @@ impl ToolSpec {
             name: name.into(),
             description: Some(description.into()),
             input_schema,
+            strict: None,
         }
     }
 }

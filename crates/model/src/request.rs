@@ -42,6 +42,11 @@ pub enum Effort {
     Medium,
     /// High.
     High,
+    /// Higher (OpenAI and Anthropic `xhigh`).
+    #[serde(rename = "xhigh")]
+    XHigh,
+    /// The most (`max`).
+    Max,
 }
 
 impl Effort {
@@ -53,7 +58,24 @@ impl Effort {
             Effort::Low => "low",
             Effort::Medium => "medium",
             Effort::High => "high",
+            Effort::XHigh => "xhigh",
+            Effort::Max => "max",
         }
+    }
+
+    /// Parses the canonical spelling.
+    pub fn parse(s: &str) -> Option<Effort> {
+        [
+            Effort::None,
+            Effort::Minimal,
+            Effort::Low,
+            Effort::Medium,
+            Effort::High,
+            Effort::XHigh,
+            Effort::Max,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == s)
     }
 }
 
@@ -66,7 +88,9 @@ pub struct Reasoning {
     /// Token budget (Anthropic `budget_tokens`, Gemini `thinkingBudget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_tokens: Option<u32>,
-    /// Ask for readable reasoning or summaries where the provider can give them.
+    /// Turn reasoning on and ask for readable reasoning or summaries where
+    /// the provider can give them (Anthropic adaptive thinking, Gemini
+    /// `includeThoughts`, OpenAI reasoning summaries).
     #[serde(default)]
     pub include_thoughts: bool,
 }
@@ -102,9 +126,9 @@ pub struct ModelOptions {
     /// Sampling seed, where supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// Which tool calls are allowed.
-    #[serde(default)]
-    pub tool_choice: ToolChoice,
+    /// Which tool calls are allowed (unset: the provider's default, auto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
     /// Whether several tool calls may come in one turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,

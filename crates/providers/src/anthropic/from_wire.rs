@@ -257,6 +257,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             name: str_field(t, "name", &what)?.to_string(),
             description: opt_str(t, "description"),
             input_schema: t["input_schema"].clone(),
+            strict: t.get("strict").and_then(Value::as_bool),
         });
     }
     let mut o = ModelOptions::default();
@@ -280,14 +281,14 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             }
             "stream" => stream = v.as_bool().unwrap_or(false),
             "tool_choice" => {
-                o.tool_choice = match v.get("type").and_then(Value::as_str) {
+                o.tool_choice = Some(match v.get("type").and_then(Value::as_str) {
                     Some("any") => ToolChoice::Required,
                     Some("none") => ToolChoice::None,
                     Some("tool") => {
                         ToolChoice::Tool(str_field(v, "name", "tool_choice")?.to_string())
                     }
                     _ => ToolChoice::Auto,
-                };
+                });
                 if v.get("disable_parallel_tool_use").and_then(Value::as_bool) == Some(true) {
                     o.parallel_tool_calls = Some(false);
                 }
@@ -302,10 +303,9 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                         .map(|n| n as u32);
                 }
                 Some("adaptive") => {
-                    o.reasoning.get_or_insert_with(Reasoning::default);
-                }
-                Some("disabled") => {
-                    o.reasoning.get_or_insert_with(Reasoning::default).effort = Some(Effort::None);
+                    o.reasoning
+                        .get_or_insert_with(Reasoning::default)
+                        .include_thoughts = true;
                 }
                 _ => {
                     extra.insert(k.clone(), v.clone());
@@ -313,12 +313,16 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             },
             "output_config" => {
                 if let Some(e) = v.get("effort").and_then(Value::as_str) {
-                    let effort = match e {
-                        "low" => Effort::Low,
-                        "medium" => Effort::Medium,
-                        _ => Effort::High,
-                    };
-                    o.reasoning.get_or_insert_with(Reasoning::default).effort = Some(effort);
+                    match Effort::parse(e) {
+                        Some(effort) => {
+                            o.reasoning.get_or_insert_with(Reasoning::default).effort = Some(effort)
+                        }
+                        None => {
+                            return Err(malformed(format!(
+                                "output_config.effort: unknown effort {e:?}"
+                            )));
+                        }
+                    }
                 }
                 if let Some(f) = v.get("format") {
                     o.output_schema = Some(OutputSchema {

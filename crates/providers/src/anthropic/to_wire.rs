@@ -19,11 +19,13 @@ pub(crate) fn tool_id(id: &str) -> String {
     wire_id(id, 128, id_char).into_owned()
 }
 
+/// Thinking is on when a budget is set (`enabled`) or thoughts are asked
+/// for (`adaptive`); an effort alone only sets `output_config.effort`.
 fn thinking_enabled(req: &ModelRequest) -> bool {
     req.options
         .reasoning
         .as_ref()
-        .is_some_and(|r| r.effort != Some(Effort::None))
+        .is_some_and(|r| r.budget_tokens.is_some() || r.include_thoughts)
 }
 
 /// Builds the request body for `model`.
@@ -121,7 +123,7 @@ pub fn encode_request(
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
-        let mut choice = match &o.tool_choice {
+        let mut choice = match o.tool_choice.as_ref().unwrap_or(&ToolChoice::Auto) {
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::None => json!({"type": "none"}),
             ToolChoice::Required => json!({"type": "any"}),
@@ -130,7 +132,7 @@ pub fn encode_request(
         if o.parallel_tool_calls == Some(false) {
             choice["disable_parallel_tool_use"] = json!(true);
         }
-        if o.tool_choice != ToolChoice::Auto || o.parallel_tool_calls == Some(false) {
+        if o.tool_choice.is_some() || o.parallel_tool_calls == Some(false) {
             body.insert("tool_choice".into(), choice);
         }
     }
@@ -152,10 +154,10 @@ pub fn encode_request(
         .and_then(|r| r.effort)
         .filter(|e| *e != Effort::None)
     {
+        // Anthropic's levels: low, medium, high, xhigh, max.
         let effort = match e {
             Effort::Minimal | Effort::Low => "low",
-            Effort::Medium => "medium",
-            _ => "high",
+            other => other.as_str(),
         };
         output_config.insert("effort".into(), json!(effort));
     }

@@ -295,6 +295,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                 .get("parameters")
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+            strict: f.get("strict").and_then(Value::as_bool),
         });
     }
     let mut o = ModelOptions::default();
@@ -304,7 +305,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
         match k.as_str() {
             "model" | "messages" | "tools" => {}
             "tool_choice" => {
-                o.tool_choice = match v {
+                o.tool_choice = Some(match v {
                     Value::String(s) if s == "none" => ToolChoice::None,
                     Value::String(s) if s == "required" => ToolChoice::Required,
                     Value::String(_) => ToolChoice::Auto,
@@ -317,7 +318,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                             })?
                             .to_string(),
                     ),
-                }
+                })
             }
             "max_completion_tokens" | "max_tokens" => o.max_tokens = v.as_u64().map(|n| n as u32),
             "temperature" => o.temperature = v.as_f64(),
@@ -336,14 +337,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                 }
             }
             "reasoning_effort" => {
-                let effort = match v.as_str() {
-                    Some("none") => Some(Effort::None),
-                    Some("minimal") => Some(Effort::Minimal),
-                    Some("low") => Some(Effort::Low),
-                    Some("medium") => Some(Effort::Medium),
-                    Some("high") => Some(Effort::High),
-                    _ => None,
-                };
+                let effort = v.as_str().and_then(Effort::parse);
                 match effort {
                     Some(e) => {
                         o.reasoning = Some(Reasoning {

@@ -1,7 +1,7 @@
 //! Canonical request → Chat Completions request body.
 
 use parlance_format::{Block, Media, Message, Role, ToolCall};
-use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
+use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER;
@@ -42,24 +42,21 @@ pub fn encode_request(
                     f.insert("description".into(), json!(d));
                 }
                 f.insert("parameters".into(), t.input_schema.clone());
+                if let Some(strict) = t.strict {
+                    f.insert("strict".into(), json!(strict));
+                }
                 json!({"type": "function", "function": f})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
-        match &o.tool_choice {
-            ToolChoice::Auto => {}
-            ToolChoice::None => {
-                body.insert("tool_choice".into(), json!("none"));
-            }
-            ToolChoice::Required => {
-                body.insert("tool_choice".into(), json!("required"));
-            }
-            ToolChoice::Tool(name) => {
-                body.insert(
-                    "tool_choice".into(),
-                    json!({"type": "function", "function": {"name": name}}),
-                );
-            }
+        if let Some(choice) = &o.tool_choice {
+            let choice = match choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+            };
+            body.insert("tool_choice".into(), choice);
         }
         if let Some(p) = o.parallel_tool_calls {
             body.insert("parallel_tool_calls".into(), json!(p));
@@ -82,16 +79,7 @@ pub fn encode_request(
         body.insert("seed".into(), json!(s));
     }
     if let Some(effort) = o.reasoning.as_ref().and_then(|r| r.effort) {
-        body.insert(
-            "reasoning_effort".into(),
-            json!(match effort {
-                Effort::None => "none",
-                Effort::Minimal => "minimal",
-                Effort::Low => "low",
-                Effort::Medium => "medium",
-                Effort::High => "high",
-            }),
-        );
+        body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
     if let Some(s) = &o.output_schema {
         body.insert(
