@@ -138,7 +138,9 @@ pub struct ModelOptions {
     /// Structured output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<OutputSchema>,
-    /// Provider-specific fields, merged into the request body as they are.
+    /// Provider-specific fields, by provider: `{"openai": {"store": true}}`.
+    /// Each adapter merges only its own provider's object into the request
+    /// body, so options written for one provider never reach another.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
 }

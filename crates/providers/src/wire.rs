@@ -116,9 +116,24 @@ pub(crate) fn json_text(v: &Value) -> String {
     }
 }
 
-/// Merges `extra` (provider-specific options) into a request body.
-pub(crate) fn merge_extra(body: &mut Map<String, Value>, extra: &Map<String, Value>) {
-    for (k, v) in extra {
-        body.insert(k.clone(), v.clone());
+/// Merges `provider`'s own extra options into a request body.
+pub(crate) fn merge_extra(
+    body: &mut Map<String, Value>,
+    extra: &Map<String, Value>,
+    provider: &str,
+) {
+    if let Some(Value::Object(own)) = extra.get(provider) {
+        for (k, v) in own {
+            body.insert(k.clone(), v.clone());
+        }
     }
+}
+
+/// Files a decoded request's unknown fields under the provider's name.
+pub(crate) fn scoped_extra(extra: Map<String, Value>, provider: &str) -> Map<String, Value> {
+    let mut out = Map::new();
+    if !extra.is_empty() {
+        out.insert(provider.to_string(), Value::Object(extra));
+    }
+    out
 }

@@ -185,7 +185,7 @@ pub fn encode_request(
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    merge_extra(&mut body, &o.extra);
+    merge_extra(&mut body, &o.extra, PROVIDER);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,

@@ -12,7 +12,9 @@ use parlance_model::{
 use serde_json::{Map, Value};
 
 use super::PROVIDER;
-use crate::wire::{DecodedRequest, malformed, obj, opt_str, split_data_url, str_field, u64_at};
+use crate::wire::{
+    DecodedRequest, malformed, obj, opt_str, scoped_extra, split_data_url, str_field, u64_at,
+};
 
 /// `finish_reason` → canonical.
 pub fn finish_reason(raw: &str) -> FinishReason {
@@ -364,7 +366,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             }
         }
     }
-    o.extra = extra;
+    o.extra = scoped_extra(extra, PROVIDER);
     Ok(DecodedRequest {
         model: opt_str(body, "model"),
         stream,

@@ -91,7 +91,7 @@ pub fn encode_request(
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    merge_extra(&mut body, &o.extra);
+    merge_extra(&mut body, &o.extra, PROVIDER);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,

@@ -3,6 +3,8 @@
 //! a uniform view of each provider's pure translation functions.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};

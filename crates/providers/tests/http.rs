@@ -1,0 +1,421 @@
+//! End to end over real HTTP on 127.0.0.1: the adapters against a local
+//! server that replays recorded responses and error bodies and records the
+//! requests. Retries, typed errors, streams cut or failing mid-way.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::server::{ReplayServer, Reply, sse_frames};
+use common::{ANTHROPIC, OPENAI_CHAT, json_file, yaml_file};
+use futures::StreamExt;
+use parlance_format::{FinishReason, Message};
+use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
+use parlance_providers::transport::parse_sse;
+use parlance_providers::{Anthropic, HttpConfig, OpenAiChat, RetryPolicy, Secret};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-SECRET-0123456789";
+
+fn config() -> HttpConfig {
+    HttpConfig {
+        retry: RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(20),
+            max_retry_after: Duration::from_secs(5),
+        },
+        idle_timeout: Duration::from_secs(5),
+        ..HttpConfig::default()
+    }
+}
+
+fn openai(server: &ReplayServer) -> OpenAiChat {
+    OpenAiChat::new(
+        "gpt-test",
+        format!("{}/v1", server.url),
+        Some(Secret::new(KEY)),
+        config(),
+    )
+    .unwrap()
+}
+
+fn anthropic(server: &ReplayServer) -> Anthropic {
+    Anthropic::new("claude-test", &server.url, Some(Secret::new(KEY)), config()).unwrap()
+}
+
+fn fixture(dir: &str, name: &str) -> std::path::PathBuf {
+    common::shared().join("fixtures").join(dir).join(name)
+}
+
+fn request() -> ModelRequest {
+    ModelRequest {
+        messages: vec![
+            Message::system("Be brief."),
+            Message::user("What's the weather like in San Francisco?"),
+        ],
+        tools: vec![parlance_format::ToolSpec::new(
+            "get_weather",
+            "Get the current weather for a location",
+            json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
+        )],
+        ..Default::default()
+    }
+}
+
+async fn collect(
+    model: &dyn Model,
+    req: &ModelRequest,
+) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
+    let mut events = Vec::new();
+    let mut stream = match model.stream(req).await {
+        Ok(s) => s,
+        Err(e) => return (events, Err(e)),
+    };
+    while let Some(e) = stream.next().await {
+        match e {
+            Ok(StreamEvent::Done(m)) => return (events, Ok(m)),
+            Ok(ev) => events.push(ev),
+            Err(e) => return (events, Err(e)),
+        }
+    }
+    (
+        events,
+        Err(ModelError::Network {
+            message: "no Done".into(),
+        }),
+    )
+}
+
+#[tokio::test]
+async fn openai_generate_sends_a_valid_request_and_decodes_the_answer() {
+    let recorded = json_file(&fixture(
+        "openai-chat",
+        "lingua__toolCallRequest__chat-completions__response.json",
+    ));
+    let server = ReplayServer::start(vec![Reply::json(200, &recorded)]).await;
+    let m = openai(&server).generate(&request()).await.unwrap();
+    assert_eq!(m, (OPENAI_CHAT.decode_response)(&recorded).unwrap());
+    let got = server.received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/v1/chat/completions");
+    assert_eq!(
+        got[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert!(
+        OPENAI_CHAT.spec_errors(&got[0].body).is_empty(),
+        "{:?}",
+        OPENAI_CHAT.spec_errors(&got[0].body)
+    );
+    assert_eq!(
+        got[0].body["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+}
+
+#[tokio::test]
+async fn anthropic_generate_sends_headers_and_a_valid_request() {
+    let recorded = json_file(&fixture(
+        "anthropic",
+        "lingua__toolCallRequest__anthropic__response.json",
+    ));
+    let server = ReplayServer::start(vec![Reply::json(200, &recorded)]).await;
+    let m = anthropic(&server).generate(&request()).await.unwrap();
+    assert_eq!(m.finish_reason, Some(FinishReason::ToolCalls));
+    let got = &server.received()[0];
+    assert_eq!(got.path, "/v1/messages");
+    assert_eq!(got.header("x-api-key"), Some(KEY));
+    assert_eq!(got.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(got.body["system"], json!("Be brief."));
+    assert!(
+        ANTHROPIC.spec_errors(&got.body).is_empty(),
+        "{:?}",
+        ANTHROPIC.spec_errors(&got.body)
+    );
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_after_the_wait_the_provider_asks_for() {
+    let ok = json_file(&fixture("openai-chat", "vercel__openai-text.json"));
+    let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    let server = ReplayServer::start(vec![
+        Reply::json(429, &limited).with_header("retry-after", "0.3"),
+        Reply::json(200, &ok),
+    ])
+    .await;
+    let t0 = Instant::now();
+    let m = openai(&server).generate(&request()).await.unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "waited for retry-after"
+    );
+    assert_eq!(m.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(server.received().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_up_to_the_limit() {
+    let boom = json!({"error": {"message": "The server had an error", "type": "server_error"}});
+    let server = ReplayServer::start(vec![
+        Reply::json(500, &boom),
+        Reply::json(500, &boom),
+        Reply::json(500, &boom),
+    ])
+    .await;
+    let e = openai(&server).generate(&request()).await.unwrap_err();
+    assert_eq!(
+        e,
+        ModelError::Server {
+            status: 500,
+            message: "The server had an error".into()
+        }
+    );
+    assert_eq!(server.received().len(), 3, "one try and two retries");
+}
+
+#[tokio::test]
+async fn anthropic_overloaded_529_is_retried_then_typed() {
+    let overloaded =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let ok = json_file(&fixture(
+        "anthropic",
+        "lingua__stopSequencesParam__anthropic__response.json",
+    ));
+    let server =
+        ReplayServer::start(vec![Reply::json(529, &overloaded), Reply::json(200, &ok)]).await;
+    assert!(anthropic(&server).generate(&request()).await.is_ok());
+    assert_eq!(server.received().len(), 2);
+
+    let server = ReplayServer::start(vec![Reply::json(529, &overloaded); 3]).await;
+    let e = anthropic(&server).generate(&request()).await.unwrap_err();
+    assert!(matches!(e, ModelError::Overloaded { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn client_errors_and_quota_are_not_retried() {
+    let doc = yaml_file(&fixture(
+        "openai-chat",
+        "pydantic__test_openai_web_search_tool_model_not_supported.yaml",
+    ));
+    let recorded = &doc["interactions"][0]["response"]["parsed_body"];
+    let server = ReplayServer::start(vec![Reply::json(400, recorded)]).await;
+    let e = openai(&server).generate(&request()).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::InvalidRequest { message } if message == recorded["error"]["message"].as_str().unwrap()),
+        "{e:?}"
+    );
+    assert_eq!(server.received().len(), 1);
+
+    let quota =
+        json_file(&common::shared().join("fixtures/openai-responses/vercel__openai-error.1.json"));
+    let server = ReplayServer::start(vec![Reply::json(429, &quota)]).await;
+    let e = openai(&server).generate(&request()).await.unwrap_err();
+    assert!(matches!(e, ModelError::QuotaExceeded { .. }), "{e:?}");
+    assert_eq!(
+        server.received().len(),
+        1,
+        "insufficient_quota is never retried"
+    );
+
+    let auth = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+    let server = ReplayServer::start(vec![Reply::json(401, &auth)]).await;
+    let model = anthropic(&server);
+    let e = model.generate(&request()).await.unwrap_err();
+    assert!(matches!(e, ModelError::Authentication { .. }), "{e:?}");
+    // The key appears nowhere a person or a log would see it.
+    assert!(!format!("{e} {e:?} {model:?}").contains("SECRET"));
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_typed_error() {
+    let server = ReplayServer::start(vec![Reply::Full {
+        status: 200,
+        headers: vec![],
+        body: "{\"choices\": [".into(),
+    }])
+    .await;
+    let e = openai(&server).generate(&request()).await.unwrap_err();
+    assert!(matches!(e, ModelError::MalformedResponse { .. }), "{e:?}");
+    assert_eq!(server.received().len(), 1);
+}
+
+fn anthropic_stream_text() -> String {
+    let doc = yaml_file(&fixture(
+        "anthropic",
+        "pydantic__test_anthropic_model_thinking_part_stream.yaml",
+    ));
+    doc["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn streams_replayed_over_http_decode_like_the_recording() {
+    let text = anthropic_stream_text();
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![text.clone()],
+        cut: false,
+    }])
+    .await;
+    let (events, m) = collect(&anthropic(&server), &request()).await;
+    let (_, expected) = ANTHROPIC.decode_stream(&parse_sse(&text)).unwrap();
+    assert_eq!(m.unwrap(), expected);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ThinkingDelta { .. }))
+    );
+    assert_eq!(server.received()[0].body["stream"], json!(true));
+
+    let doc = yaml_file(&fixture(
+        "openai-chat",
+        "pydantic__test_run_stream_sync_streams_real_model.yaml",
+    ));
+    let text = doc["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Split mid-frame: the SSE framing must not care where chunks end.
+    let (a, b) = text.split_at(text.len() / 2);
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![a.into(), b.into()],
+        cut: false,
+    }])
+    .await;
+    let (_, m) = collect(&openai(&server), &request()).await;
+    let (_, expected) = OPENAI_CHAT.decode_stream(&parse_sse(&text)).unwrap();
+    assert_eq!(m.unwrap(), expected);
+    assert_eq!(
+        server.received()[0].body["stream_options"],
+        json!({"include_usage": true})
+    );
+}
+
+fn anthropic_events() -> Vec<(String, String)> {
+    parse_sse(&anthropic_stream_text())
+}
+
+#[tokio::test]
+async fn an_error_event_before_any_output_is_retried() {
+    let overloaded =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let first = sse_frames(&[("error", overloaded.to_string())]);
+    let second = vec![anthropic_stream_text()];
+    let server = ReplayServer::start(vec![
+        Reply::Sse {
+            chunks: first,
+            cut: false,
+        },
+        Reply::Sse {
+            chunks: second,
+            cut: false,
+        },
+    ])
+    .await;
+    let (_, m) = collect(&anthropic(&server), &request()).await;
+    assert!(m.is_ok(), "{m:?}");
+    assert_eq!(server.received().len(), 2);
+}
+
+#[tokio::test]
+async fn an_error_event_after_output_ends_the_stream_without_retry() {
+    let overloaded =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let events = anthropic_events();
+    let mut frames: Vec<(&str, String)> = events
+        .iter()
+        .take(6)
+        .map(|(n, d)| (n.as_str(), d.clone()))
+        .collect();
+    frames.push(("error", overloaded.to_string()));
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: sse_frames(&frames),
+        cut: false,
+    }])
+    .await;
+    let (seen, m) = collect(&anthropic(&server), &request()).await;
+    assert!(!seen.is_empty(), "output reached the caller first");
+    assert!(matches!(m, Err(ModelError::Overloaded { .. })), "{m:?}");
+    assert_eq!(
+        server.received().len(),
+        1,
+        "no retry once output was emitted"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_cut_mid_stream() {
+    let events = anthropic_events();
+    let frames: Vec<(&str, String)> = events
+        .iter()
+        .take(6)
+        .map(|(n, d)| (n.as_str(), d.clone()))
+        .collect();
+    // After output: a network error, not retried.
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: sse_frames(&frames),
+        cut: true,
+    }])
+    .await;
+    let (seen, m) = collect(&anthropic(&server), &request()).await;
+    assert!(!seen.is_empty());
+    assert!(matches!(m, Err(ModelError::Network { .. })), "{m:?}");
+    assert_eq!(server.received().len(), 1);
+
+    // Before output (only message_start arrived): retried.
+    let start: Vec<(&str, String)> = events
+        .iter()
+        .take(1)
+        .map(|(n, d)| (n.as_str(), d.clone()))
+        .collect();
+    let server = ReplayServer::start(vec![
+        Reply::Sse {
+            chunks: sse_frames(&start),
+            cut: true,
+        },
+        Reply::Sse {
+            chunks: vec![anthropic_stream_text()],
+            cut: false,
+        },
+    ])
+    .await;
+    let (_, m) = collect(&anthropic(&server), &request()).await;
+    assert!(m.is_ok(), "{m:?}");
+    assert_eq!(server.received().len(), 2);
+}
+
+#[tokio::test]
+async fn streamed_http_errors_are_typed_and_retried_like_plain_ones() {
+    let limited = json!({"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}});
+    let doc = yaml_file(&fixture(
+        "openai-chat",
+        "pydantic__test_run_stream_sync_streams_real_model.yaml",
+    ));
+    let text = doc["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let server = ReplayServer::start(vec![
+        Reply::json(429, &limited).with_header("retry-after-ms", "20"),
+        Reply::Sse {
+            chunks: vec![text],
+            cut: false,
+        },
+    ])
+    .await;
+    let (_, m) = collect(&openai(&server), &request()).await;
+    assert!(m.is_ok());
+    assert_eq!(server.received().len(), 2);
+
+    let bad: Value = json!({"error": {"message": "bad tool", "type": "invalid_request_error"}});
+    let server = ReplayServer::start(vec![Reply::json(400, &bad)]).await;
+    let (_, m) = collect(&openai(&server), &request()).await;
+    assert_eq!(
+        m,
+        Err(ModelError::InvalidRequest {
+            message: "bad tool".into()
+        })
+    );
+}
