@@ -54,6 +54,7 @@ impl Block {
         Block::Text(Text {
             text: text.into(),
             signature: None,
+            item_id: None,
             provider: None,
         })
     }
@@ -125,8 +126,9 @@ impl Block {
     }
 }
 
-/// A text block. `signature` carries opaque data some providers attach to
-/// text (Gemini's `thoughtSignature`), with the `provider` that made it.
+/// A text block. `signature` and `item_id` carry opaque data some
+/// providers attach to text (Gemini's `thoughtSignature`, OpenAI Responses'
+/// message item id), with the `provider` that made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Text {
     /// The text.
@@ -134,7 +136,12 @@ pub struct Text {
     /// Opaque signature the provider needs back unchanged (Gemini `thoughtSignature`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
-    /// Which provider produced `signature`.
+    /// The provider's id for the output item holding this text (OpenAI
+    /// Responses `msg_...`); consecutive blocks with the same id are parts
+    /// of one item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
+    /// Which provider produced `signature` / `item_id`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
 }

@@ -232,12 +232,22 @@ fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
     };
     let block = match ty {
         "text" => {
-            obj.only(&["type", "text", "signature", "provider"], "a text block")?;
-            Block::Text(Text {
+            obj.only(
+                &["type", "text", "signature", "item_id", "provider"],
+                "a text block",
+            )?;
+            let t = Text {
                 text: obj.req_str("text")?,
                 signature: obj.opt_str("signature")?,
+                item_id: obj.opt_str("item_id")?,
                 provider: obj.opt_str("provider")?,
-            })
+            };
+            if (t.signature.is_some() || t.item_id.is_some()) && t.provider.is_none() {
+                return Err(path
+                    .key("provider")
+                    .err("required when a text block carries signature or item_id"));
+            }
+            Block::Text(t)
         }
         "thinking" | "reasoning" => thinking(&obj, ty)?,
         "image" | "audio" | "file" => {

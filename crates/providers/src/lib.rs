@@ -13,11 +13,15 @@
 //! it is dropped with a warning (see `docs/providers.md`).
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod transport;
 pub mod wire;
 
 pub use anthropic::Anthropic;
+pub use gemini::Gemini;
 pub use openai_chat::OpenAiChat;
+pub use openai_responses::OpenAiResponses;
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};
 pub use wire::{DecodedRequest, Encoded};

@@ -123,8 +123,19 @@ pub(crate) fn merge_extra(
     provider: &str,
 ) {
     if let Some(Value::Object(own)) = extra.get(provider) {
-        for (k, v) in own {
-            body.insert(k.clone(), v.clone());
+        deep_merge(body, own);
+    }
+}
+
+/// Objects merge key by key (so `{"generationConfig": {"seed": 1}}` adds
+/// to the generation config Parlance wrote); anything else replaces.
+fn deep_merge(into: &mut Map<String, Value>, from: &Map<String, Value>) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(Value::Object(a)), Value::Object(b)) => deep_merge(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
         }
     }
 }

@@ -12,7 +12,9 @@ use std::sync::{Mutex, OnceLock};
 use parlance_format::Message;
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::StreamDecoder;
-use parlance_providers::{DecodedRequest, Encoded, anthropic, openai_chat};
+use parlance_providers::{
+    DecodedRequest, Encoded, anthropic, gemini, openai_chat, openai_responses,
+};
 use serde_json::{Value, json};
 
 pub fn shared() -> PathBuf {
@@ -65,6 +67,10 @@ pub struct Api {
     pub decode_response: fn(&Value) -> Result<Message, ModelError>,
     pub new_stream: fn() -> Box<dyn StreamDecoder>,
     pub classify: fn(u16, &[u8], Option<std::time::Duration>) -> ModelError,
+    /// Where the conversation is in a request body.
+    pub messages_key: &'static str,
+    /// Equivalent spellings this API accepts, made one before comparing.
+    pub canonicalize: fn(&mut Value),
 }
 
 pub const OPENAI_CHAT: Api = Api {
@@ -77,6 +83,8 @@ pub const OPENAI_CHAT: Api = Api {
     decode_response: openai_chat::from_wire::decode_response,
     new_stream: || Box::new(openai_chat::stream::ChatStream::new()),
     classify: openai_chat::from_wire::classify,
+    messages_key: "messages",
+    canonicalize: |_| {},
 };
 
 pub const ANTHROPIC: Api = Api {
@@ -89,7 +97,123 @@ pub const ANTHROPIC: Api = Api {
     decode_response: anthropic::from_wire::decode_response,
     new_stream: || Box::new(anthropic::stream::AnthropicStream::new()),
     classify: anthropic::from_wire::classify,
+    messages_key: "messages",
+    canonicalize: |_| {},
 };
+
+pub const RESPONSES: Api = Api {
+    dir: "openai-responses",
+    endpoint: "/responses",
+    spec: "openai/openapi.yaml",
+    request_component: "CreateResponse",
+    decode_request: openai_responses::from_wire::decode_request,
+    encode_request: openai_responses::to_wire::encode_request,
+    decode_response: openai_responses::from_wire::decode_response,
+    new_stream: || Box::new(openai_responses::stream::ResponsesStream::new()),
+    classify: openai_responses::from_wire::classify,
+    messages_key: "input",
+    canonicalize: canonicalize_responses,
+};
+
+pub const GEMINI: Api = Api {
+    dir: "gemini",
+    endpoint: "generativelanguage.googleapis.com",
+    spec: "google/generativelanguage-v1beta.discovery.json",
+    request_component: "GenerateContentRequest",
+    decode_request: gemini::from_wire::decode_request,
+    encode_request: gemini::to_wire::encode_request,
+    decode_response: gemini::from_wire::decode_response,
+    new_stream: || Box::new(gemini::stream::GeminiStream::new()),
+    classify: gemini::from_wire::classify,
+    messages_key: "contents",
+    canonicalize: canonicalize_gemini,
+};
+
+/// Responses: an empty assistant message carries nothing; a function
+/// call's item id and status are optional echoes.
+fn canonicalize_responses(v: &mut Value) {
+    if let Some(items) = v.get_mut("input").and_then(Value::as_array_mut) {
+        items.retain(|i| {
+            !(i["role"] == "assistant" && (i["content"] == json!("") || i["content"] == json!([])))
+        });
+        // Item ids of calls are optional echoes (some SDKs drop them).
+        for i in items.iter_mut().filter(|i| i["type"] == "function_call") {
+            let o = i.as_object_mut().unwrap();
+            o.remove("id");
+            o.remove("status");
+        }
+    }
+}
+
+/// Gemini (proto JSON): snake_case field names are camelCase ones; a
+/// `parameters` schema (OpenAPI subset, upper-case types) is the same as
+/// `parametersJsonSchema` in lower case; `functionCall`/`functionResponse`
+/// ids are optional echoes; `systemInstruction.role` is ignored; the model
+/// is in the URL; url-safe base64 signatures are the same bytes.
+fn canonicalize_gemini(v: &mut Value) {
+    const NAMES: [(&str, &str); 19] = [
+        ("parameters_json_schema", "parametersJsonSchema"),
+        ("function_declarations", "functionDeclarations"),
+        ("function_call", "functionCall"),
+        ("function_response", "functionResponse"),
+        ("thought_signature", "thoughtSignature"),
+        ("system_instruction", "systemInstruction"),
+        ("generation_config", "generationConfig"),
+        ("tool_config", "toolConfig"),
+        ("function_calling_config", "functionCallingConfig"),
+        ("allowed_function_names", "allowedFunctionNames"),
+        ("inline_data", "inlineData"),
+        ("file_data", "fileData"),
+        ("mime_type", "mimeType"),
+        ("file_uri", "fileUri"),
+        ("response_modalities", "responseModalities"),
+        ("thinking_config", "thinkingConfig"),
+        ("include_thoughts", "includeThoughts"),
+        ("thinking_budget", "thinkingBudget"),
+        ("max_output_tokens", "maxOutputTokens"),
+    ];
+    fn walk(v: &mut Value, in_schema: bool) {
+        match v {
+            Value::Object(m) => {
+                if !in_schema {
+                    for (snake, camel) in NAMES {
+                        if let Some(x) = m.remove(snake) {
+                            m.insert(camel.into(), x);
+                        }
+                    }
+                    if let Some(p) = m.remove("parameters") {
+                        m.insert(
+                            "parametersJsonSchema".into(),
+                            gemini::from_wire::openapi_to_json_schema(&p),
+                        );
+                    }
+                    if let Some(Value::String(s)) = m.get_mut("thoughtSignature") {
+                        *s = s.replace('-', "+").replace('_', "/");
+                    }
+                    for key in ["functionCall", "functionResponse"] {
+                        if let Some(Value::Object(fc)) = m.get_mut(key) {
+                            fc.remove("id");
+                        }
+                    }
+                    if let Some(Value::Object(si)) = m.get_mut("systemInstruction") {
+                        si.remove("role");
+                    }
+                }
+                for (k, x) in m.iter_mut() {
+                    let schema =
+                        in_schema || k == "parametersJsonSchema" || k == "args" || k == "response";
+                    walk(x, schema);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, in_schema)),
+            _ => {}
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.remove("model");
+    }
+    walk(v, false);
+}
 
 impl Api {
     /// Decodes a stream given as `(event, data)` pairs; returns the events
@@ -125,9 +249,14 @@ impl Api {
 fn spec_doc(spec: &str) -> Value {
     static DOCS: OnceLock<Mutex<HashMap<String, &'static Value>>> = OnceLock::new();
     let docs = DOCS.get_or_init(Default::default);
-    let mut docs = docs.lock().unwrap();
+    let mut docs = docs.lock().unwrap_or_else(|e| e.into_inner());
     let doc = docs.entry(spec.to_string()).or_insert_with(|| {
-        let v = yaml_file(&shared().join("specs").join(spec));
+        let path = shared().join("specs").join(spec);
+        let v = if spec.ends_with(".json") {
+            discovery_to_openapi(&json_file(&path))
+        } else {
+            yaml_file(&path)
+        };
         Box::leak(Box::new(v))
     });
     (*doc).clone()
@@ -141,7 +270,7 @@ pub fn spec_errors(spec: &str, component: &str, body: &Value) -> Vec<String> {
     let validators = VALIDATORS.get_or_init(Default::default);
     let key = format!("{spec}#{component}");
     let validator = {
-        let mut map = validators.lock().unwrap();
+        let mut map = validators.lock().unwrap_or_else(|e| e.into_inner());
         *map.entry(key).or_insert_with(|| {
             let doc = spec_doc(spec);
             let root = json!({
@@ -203,4 +332,64 @@ pub fn chunk_lines(text: &str) -> Vec<(String, String)> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| (String::new(), l.to_string()))
         .collect()
+}
+
+/// A Google discovery document's schemas as OpenAPI-style JSON Schema:
+/// `$ref: "Name"` → `#/components/schemas/Name`; objects with declared
+/// properties refuse unknown ones (as the API does: "Unknown name"); int64
+/// fields may be JSON strings; `any` is anything.
+pub fn discovery_to_openapi(doc: &Value) -> Value {
+    fn convert(s: &Value) -> Value {
+        let Some(m) = s.as_object() else {
+            return s.clone();
+        };
+        let mut out = serde_json::Map::new();
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            out.insert("$ref".into(), json!(format!("#/components/schemas/{r}")));
+            return Value::Object(out);
+        }
+        match m.get("type").and_then(Value::as_str) {
+            Some("any") | None => {}
+            Some("integer")
+                if matches!(
+                    m.get("format").and_then(Value::as_str),
+                    Some("int64" | "uint64")
+                ) =>
+            {
+                out.insert("type".into(), json!(["integer", "string"]));
+            }
+            Some(t) => {
+                out.insert("type".into(), json!(t));
+            }
+        }
+        if let Some(e) = m.get("enum") {
+            out.insert("enum".into(), e.clone());
+        }
+        if let Some(items) = m.get("items") {
+            out.insert("items".into(), convert(items));
+        }
+        if let Some(Value::Object(props)) = m.get("properties") {
+            let p: serde_json::Map<String, Value> =
+                props.iter().map(|(k, v)| (k.clone(), convert(v))).collect();
+            out.insert("properties".into(), Value::Object(p));
+            out.insert("additionalProperties".into(), json!(false));
+        }
+        if let Some(ap) = m.get("additionalProperties") {
+            out.insert("additionalProperties".into(), convert(ap));
+        }
+        Value::Object(out)
+    }
+    let mut schemas: serde_json::Map<String, Value> = doc["schemas"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), convert(v)))
+        .collect();
+    // A few names are referenced but not defined in the document: anything goes.
+    let text = Value::Object(schemas.clone()).to_string();
+    for r in text.split("#/components/schemas/").skip(1) {
+        let name: String = r.chars().take_while(|c| *c != '"').collect();
+        schemas.entry(name).or_insert_with(|| json!({}));
+    }
+    json!({"components": {"schemas": schemas}})
 }
