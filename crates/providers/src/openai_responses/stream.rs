@@ -52,27 +52,24 @@ impl ResponsesStream {
         let oi = v.get("output_index").and_then(Value::as_u64).unwrap_or(0);
         let mut out = Vec::new();
         match ty {
-            "response.output_item.added" => {
-                if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") {
-                    let item = &v["item"];
-                    let id = item
-                        .get("call_id")
+            "response.output_item.added"
+                if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
+            {
+                let item = &v["item"];
+                let field = |k: &str| {
+                    item.get(k)
                         .and_then(Value::as_str)
                         .unwrap_or_default()
-                        .to_string();
-                    let name = item
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    self.slot(
-                        (oi, 0),
-                        || Block::ToolCall {
-                            tool_call: ToolCall::new(id, name, Value::Null),
-                        },
-                        &mut out,
-                    );
-                }
+                        .to_string()
+                };
+                let (id, name) = (field("call_id"), field("name"));
+                self.slot(
+                    (oi, 0),
+                    || Block::ToolCall {
+                        tool_call: ToolCall::new(id, name, Value::Null),
+                    },
+                    &mut out,
+                );
             }
             "response.output_text.delta" | "response.refusal.delta" => {
                 let ci = v.get("content_index").and_then(Value::as_u64).unwrap_or(0);
