@@ -419,3 +419,155 @@ async fn streamed_http_errors_are_typed_and_retried_like_plain_ones() {
         })
     );
 }
+
+fn responses(server: &ReplayServer) -> parlance_providers::OpenAiResponses {
+    parlance_providers::OpenAiResponses::new(
+        "gpt-5",
+        format!("{}/v1", server.url),
+        Some(Secret::new(KEY)),
+        config(),
+    )
+    .unwrap()
+}
+
+fn gemini(server: &ReplayServer) -> parlance_providers::Gemini {
+    parlance_providers::Gemini::new(
+        "gemini-3-flash",
+        format!("{}/v1beta", server.url),
+        Some(Secret::new(KEY)),
+        config(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn responses_requests_are_stateless_and_valid() {
+    let recorded = json_file(&fixture(
+        "openai-responses",
+        "lingua__toolCallRequest__responses__response.json",
+    ));
+    let server = ReplayServer::start(vec![Reply::json(200, &recorded)]).await;
+    let m = responses(&server).generate(&request()).await.unwrap();
+    assert_eq!(
+        m.finish_reason,
+        Some(FinishReason::ToolCalls),
+        "inferred from the function_call item"
+    );
+    let got = &server.received()[0];
+    assert_eq!(got.path, "/v1/responses");
+    assert_eq!(got.body["store"], json!(false));
+    assert_eq!(got.body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(got.body["instructions"], json!("Be brief."));
+    assert!(
+        common::RESPONSES.spec_errors(&got.body).is_empty(),
+        "{:?}",
+        common::RESPONSES.spec_errors(&got.body)
+    );
+}
+
+#[tokio::test]
+async fn responses_in_stream_failures_are_typed_and_not_retried() {
+    // Recorded: an `error` event (nested shape) then response.failed.
+    let text: String = common::read(&fixture(
+        "openai-responses",
+        "vercel__openai-error.1.chunks.txt",
+    ))
+    .lines()
+    .map(|l| format!("data: {l}\n\n"))
+    .collect();
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![text],
+        cut: false,
+    }])
+    .await;
+    let (_, m) = collect(&responses(&server), &request()).await;
+    assert!(matches!(m, Err(ModelError::QuotaExceeded { .. })), "{m:?}");
+    assert_eq!(server.received().len(), 1);
+
+    let doc = yaml_file(&fixture(
+        "openai-responses",
+        "pydantic__test_openai_responses_streaming_usage.yaml",
+    ));
+    let text = doc["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![text.clone()],
+        cut: false,
+    }])
+    .await;
+    let (events, m) = collect(&responses(&server), &request()).await;
+    let (_, expected) = common::RESPONSES.decode_stream(&parse_sse(&text)).unwrap();
+    assert_eq!(m.unwrap(), expected);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolArgumentsDelta { .. }))
+    );
+}
+
+#[tokio::test]
+async fn gemini_retry_info_is_honoured_and_long_waits_go_to_the_caller() {
+    let short = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "slow down",
+        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.25s"}]}});
+    let ok = json_file(&fixture(
+        "gemini",
+        "lingua__toolCallRequest__google__response.json",
+    ));
+    let server = ReplayServer::start(vec![Reply::json(429, &short), Reply::json(200, &ok)]).await;
+    let t0 = Instant::now();
+    let m = gemini(&server).generate(&request()).await.unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(250),
+        "waited for RetryInfo.retryDelay"
+    );
+    assert_eq!(
+        m.finish_reason,
+        Some(FinishReason::ToolCalls),
+        "STOP with a function call"
+    );
+    let got = server.received();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].path, "/v1beta/models/gemini-3-flash:generateContent");
+    assert_eq!(got[0].header("x-goog-api-key"), Some(KEY));
+    assert!(
+        common::GEMINI.spec_errors(&got[0].body).is_empty(),
+        "{:?}",
+        common::GEMINI.spec_errors(&got[0].body)
+    );
+
+    // The recorded 34.4 s wait is longer than this client accepts (5 s).
+    let recorded = json_file(&fixture("gemini", "vercel__google-429-retry-info.json"));
+    let server = ReplayServer::start(vec![Reply::json(429, &recorded)]).await;
+    let e = gemini(&server).generate(&request()).await.unwrap_err();
+    assert_eq!(e.retry_after(), Some(Duration::from_secs_f64(34.4)));
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn gemini_streams_over_http_with_crlf_framing() {
+    let doc = yaml_file(&fixture(
+        "gemini",
+        "pydantic__test_google_streaming_tool_call_thought_signature.yaml",
+    ));
+    let text = doc["interactions"][0]["response"]["body"]["string"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("\r\n\r\n"));
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![text.clone()],
+        cut: false,
+    }])
+    .await;
+    let (_, m) = collect(&gemini(&server), &request()).await;
+    let (_, expected) = common::GEMINI.decode_stream(&parse_sse(&text)).unwrap();
+    let m = m.unwrap();
+    assert_eq!(m, expected);
+    assert!(m.tool_calls().next().unwrap().signature.is_some());
+    assert_eq!(
+        server.received()[0].path,
+        "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse"
+    );
+}

@@ -252,11 +252,12 @@ fn spec_doc(spec: &str) -> Value {
     let mut docs = docs.lock().unwrap_or_else(|e| e.into_inner());
     let doc = docs.entry(spec.to_string()).or_insert_with(|| {
         let path = shared().join("specs").join(spec);
-        let v = if spec.ends_with(".json") {
+        let mut v = if spec.ends_with(".json") {
             discovery_to_openapi(&json_file(&path))
         } else {
             yaml_file(&path)
         };
+        discriminated_one_of_as_any_of(&mut v);
         Box::leak(Box::new(v))
     });
     (*doc).clone()
@@ -392,4 +393,23 @@ pub fn discovery_to_openapi(doc: &Value) -> Value {
         schemas.entry(name).or_insert_with(|| json!({}));
     }
     json!({"components": {"schemas": schemas}})
+}
+
+/// OpenAPI picks a `oneOf` branch by its `discriminator`; JSON Schema
+/// insists that exactly one branch match, which fails where branches
+/// overlap (an input message matches both `EasyInputMessage` and `Item`).
+/// Where a discriminator is given, the branch test is `anyOf`.
+fn discriminated_one_of_as_any_of(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("discriminator")
+                && let Some(branches) = m.remove("oneOf")
+            {
+                m.insert("anyOf".into(), branches);
+            }
+            m.values_mut().for_each(discriminated_one_of_as_any_of);
+        }
+        Value::Array(a) => a.iter_mut().for_each(discriminated_one_of_as_any_of),
+        _ => {}
+    }
 }

@@ -1,0 +1,356 @@
+//! The cross-provider matrix: for every ordered pair of the four adapters,
+//! a conversation with thinking, three parallel tool calls, a failed tool
+//! result and an image, made by the first, is sent to the second. The
+//! request must be valid against the second's official spec and obey its
+//! rules (ids, pairing of calls and results, thinking placement), and no
+//! opaque data of the first may reach it.
+
+mod common;
+
+use common::{ANTHROPIC, Api, GEMINI, OPENAI_CHAT, RESPONSES};
+use parlance_format::{Block, Media, Message, Role, ToolResult, ToolStatus};
+use parlance_model::{ModelOptions, ModelRequest};
+use serde_json::{Value, json};
+
+const SECRETS: [&str; 6] = [
+    "SIG-ANTHROPIC-abc",
+    "ENC-OPENAI-xyz",
+    "SIG-GEMINI-thought",
+    "SIG-GEMINI-call",
+    "rs_0042",
+    "fc_0001",
+];
+
+/// Each provider's answer with thinking and three parallel calls, as its
+/// own decoder reads it.
+fn made_by(api: &Api) -> Message {
+    let args = |i: usize| json!({"city": (["Paris", "Oslo", "Lima"][i])});
+    let body = match api.dir {
+        "openai-chat" => {
+            json!({"id": "chatcmpl-1", "model": "gpt", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "reasoning_content": "Three cities: call the tool three times.",
+            "tool_calls": ((0..3).map(|i| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": "get_weather", "arguments": args(i).to_string()}})).collect::<Vec<_>>())}}]})
+        }
+        "anthropic" => {
+            json!({"id": "msg_1", "model": "claude", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": ([json!({"type": "thinking", "thinking": "Three cities.", "signature": "SIG-ANTHROPIC-abc"}), json!({"type": "text", "text": "Checking."})]
+                .into_iter().chain((0..3).map(|i| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": "get_weather", "input": args(i)}))).collect::<Vec<_>>()),
+            "usage": {"input_tokens": 10, "output_tokens": 5}})
+        }
+        "openai-responses" => {
+            json!({"id": "resp_1", "model": "gpt-5", "status": "completed", "output":
+            ([json!({"id": "rs_0042", "type": "reasoning", "encrypted_content": "ENC-OPENAI-xyz", "summary": [{"type": "summary_text", "text": "Three cities."}, {"type": "summary_text", "text": "Parallel calls."}]})]
+                .into_iter().chain((0..3).map(|i| json!({"id": format!("fc_000{}", i + 1), "type": "function_call", "call_id": format!("call_{i}"), "name": "get_weather", "arguments": args(i).to_string(), "status": "completed"}))).collect::<Vec<_>>())})
+        }
+        "gemini" => {
+            let parts: Vec<Value> = [json!({"text": "Three cities.", "thought": true, "thoughtSignature": "SIG-GEMINI-thought"})]
+                .into_iter()
+                .chain((0..3).map(|i| {
+                    let mut p = json!({"functionCall": {"id": format!("g{i}"), "name": "get_weather", "args": args(i)}});
+                    if i == 0 {
+                        p["thoughtSignature"] = json!("SIG-GEMINI-call");
+                    }
+                    p
+                }))
+                .collect();
+            json!({"responseId": "r1", "modelVersion": "gemini-3", "candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": parts}}]})
+        }
+        _ => unreachable!(),
+    };
+    (api.decode_response)(&body).unwrap_or_else(|e| panic!("{}: {e}", api.dir))
+}
+
+fn conversation(source: &Api) -> ModelRequest {
+    let answer = made_by(source);
+    let ids: Vec<String> = answer.tool_calls().map(|c| c.id.clone()).collect();
+    assert_eq!(ids.len(), 3, "{}", source.dir);
+    let results = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let mut r = if i == 1 {
+                ToolResult::text(
+                    id,
+                    ToolStatus::ToolFailed,
+                    "get_weather failed: upstream timed out",
+                )
+            } else {
+                ToolResult::text(id, ToolStatus::Ok, format!("{} °C", 10 + i))
+            };
+            r.name = Some("get_weather".into());
+            Block::tool_result(r)
+        })
+        .collect();
+    ModelRequest {
+        messages: vec![
+            Message::system("You report the weather."),
+            Message::new(
+                Role::User,
+                vec![
+                    Block::text("Weather in Paris, Oslo and Lima? Map attached."),
+                    Block::Image {
+                        image: Media {
+                            data: Some("iVBORw0KGgo=".into()),
+                            media_type: Some("image/png".into()),
+                            ..Media::default()
+                        },
+                    },
+                ],
+            ),
+            answer,
+            Message::new(Role::Tool, results),
+        ],
+        tools: vec![parlance_format::ToolSpec::new(
+            "get_weather",
+            "Current weather",
+            json!({"type": "object", "properties": {"city": {"type": "string", "minLength": 1}}, "required": ["city"]}),
+        )],
+        options: ModelOptions {
+            max_tokens: Some(1024),
+            ..Default::default()
+        },
+    }
+}
+
+/// Calls and results pair up the way `target` requires.
+fn check_pairing(target: &Api, body: &Value) {
+    match target.dir {
+        "openai-chat" => {
+            let msgs = body["messages"].as_array().unwrap();
+            let a = msgs
+                .iter()
+                .position(|m| m["tool_calls"].is_array())
+                .unwrap();
+            let calls = msgs[a]["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), 3);
+            for (k, c) in calls.iter().enumerate() {
+                assert_eq!(msgs[a + 1 + k]["role"], "tool");
+                assert_eq!(msgs[a + 1 + k]["tool_call_id"], c["id"]);
+            }
+        }
+        "anthropic" => {
+            let msgs = body["messages"].as_array().unwrap();
+            let a = msgs.iter().position(|m| m["role"] == "assistant").unwrap();
+            let uses: Vec<&Value> = msgs[a]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| &b["id"])
+                .collect();
+            let results: Vec<&Value> = msgs[a + 1]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .take(3)
+                .map(|b| &b["tool_use_id"])
+                .collect();
+            assert_eq!(
+                uses, results,
+                "results first in the next user turn, in order"
+            );
+            for id in uses {
+                assert!(
+                    id.as_str()
+                        .unwrap()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                );
+            }
+            assert_eq!(msgs[a + 1]["content"][1]["is_error"], json!(true));
+            // Thinking, when present, starts the assistant turn.
+            let first = &msgs[a]["content"][0]["type"];
+            assert!(first == "thinking" || first == "text" || first == "tool_use");
+        }
+        "openai-responses" => {
+            let items = body["input"].as_array().unwrap();
+            let calls: Vec<&Value> = items
+                .iter()
+                .filter(|i| i["type"] == "function_call")
+                .map(|i| &i["call_id"])
+                .collect();
+            let outputs: Vec<&Value> = items
+                .iter()
+                .filter(|i| i["type"] == "function_call_output")
+                .map(|i| &i["call_id"])
+                .collect();
+            assert_eq!(calls, outputs);
+            // A reasoning item is immediately followed by the item after it.
+            for (k, i) in items.iter().enumerate() {
+                if i["type"] == "reasoning" {
+                    assert!(
+                        items
+                            .get(k + 1)
+                            .is_some_and(|n| n["type"] != "reasoning" || n["id"] != i["id"])
+                    );
+                }
+            }
+        }
+        "gemini" => {
+            let contents = body["contents"].as_array().unwrap();
+            let m = contents.iter().position(|c| c["role"] == "model").unwrap();
+            let calls: Vec<&Value> = contents[m]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p.get("functionCall"))
+                .collect();
+            let responses: Vec<&Value> = contents[m + 1]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p.get("functionResponse"))
+                .collect();
+            assert_eq!(calls.len(), responses.len(), "as many responses as calls");
+            for (c, r) in calls.iter().zip(&responses) {
+                assert_eq!(c["name"], r["name"]);
+                assert!(r["response"].is_object());
+            }
+            // The first call of the step carries a signature (its own or the stand-in).
+            let first = contents[m]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p.get("functionCall").is_some())
+                .unwrap();
+            assert!(first["thoughtSignature"].is_string());
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn every_ordered_pair_of_adapters() {
+    let apis = [&OPENAI_CHAT, &ANTHROPIC, &RESPONSES, &GEMINI];
+    let mut pairs = 0;
+    for source in apis {
+        for target in apis {
+            let req = conversation(source);
+            let enc = (target.encode_request)(&req, "model-x", false)
+                .unwrap_or_else(|e| panic!("{} → {}: {e}", source.dir, target.dir));
+            let errors = target.spec_errors(&enc.body);
+            assert!(
+                errors.is_empty(),
+                "{} → {}: {errors:#?}\n{:#}",
+                source.dir,
+                target.dir,
+                enc.body
+            );
+            check_pairing(target, &enc.body);
+            let text = enc.body.to_string();
+            if source.dir != target.dir {
+                pairs += 1;
+                let same_family =
+                    source.dir.starts_with("openai") && target.dir.starts_with("openai");
+                if !same_family {
+                    for s in SECRETS {
+                        assert!(
+                            !text.contains(s),
+                            "{} → {}: foreign opaque data {s} was sent",
+                            source.dir,
+                            target.dir
+                        );
+                    }
+                }
+                if source.dir != "openai-chat" || target.dir != "openai-responses" {
+                    assert!(
+                        !enc.warnings.is_empty() || source.dir == "openai-chat",
+                        "{} → {}: dropped data is reported",
+                        source.dir,
+                        target.dir
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(pairs, 12);
+}
+
+#[test]
+fn own_opaque_data_goes_back_to_its_provider() {
+    let cases: [(&Api, &[&str]); 3] = [
+        (&ANTHROPIC, &["SIG-ANTHROPIC-abc"]),
+        (&RESPONSES, &["ENC-OPENAI-xyz", "rs_0042", "fc_0001"]),
+        (&GEMINI, &["SIG-GEMINI-thought", "SIG-GEMINI-call"]),
+    ];
+    for (api, secrets) in cases {
+        let mut req = conversation(api);
+        if api.dir == "anthropic" {
+            req.options.reasoning = Some(parlance_model::Reasoning {
+                budget_tokens: Some(1024),
+                ..Default::default()
+            });
+        }
+        // Stored as canonical JSON and read back first.
+        let stored = parlance_format::to_json(&req.messages);
+        req.messages =
+            parlance_format::messages_from_value(&serde_json::from_str(&stored).unwrap(), "")
+                .unwrap();
+        let enc = (api.encode_request)(&req, "m", false).unwrap();
+        let text = enc.body.to_string();
+        for s in secrets {
+            assert!(text.contains(s), "{}: {s} must go back", api.dir);
+        }
+    }
+}
+
+#[test]
+fn responses_reasoning_and_gemini_signatures_go_back_byte_exact_after_a_reload() {
+    // A recorded Responses reasoning item with encrypted content.
+    let doc = common::json_file(
+        &common::shared()
+            .join("fixtures/openai-responses/vercel__openai-reasoning-encrypted-content.1.json"),
+    );
+    let answer = (RESPONSES.decode_response)(&doc).unwrap();
+    let reloaded = Message::from_json_str(&parlance_format::to_json(&answer)).unwrap();
+    assert_eq!(reloaded, answer);
+    let req = ModelRequest {
+        messages: vec![Message::user("q"), reloaded],
+        ..Default::default()
+    };
+    let sent = (RESPONSES.encode_request)(&req, "m", false).unwrap().body;
+    let recorded: Vec<&Value> = doc["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "reasoning")
+        .collect();
+    let replayed: Vec<&Value> = sent["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "reasoning")
+        .collect();
+    assert_eq!(recorded.len(), replayed.len());
+    for (r, s) in recorded.iter().zip(replayed) {
+        assert_eq!(s["id"], r["id"]);
+        assert_eq!(s["encrypted_content"], r["encrypted_content"], "byte-exact");
+        assert_eq!(s["summary"], r["summary"]);
+    }
+
+    // A recorded Gemini parallel answer: the signature only on the first call.
+    let doc = common::yaml_file(
+        &common::shared()
+            .join("fixtures/gemini/pydantic__test_google_instructions_only_with_tool_calls.yaml"),
+    );
+    let body = &doc["interactions"][0]["response"]["parsed_body"];
+    let answer = (GEMINI.decode_response)(body).unwrap();
+    let reloaded = Message::from_json_str(&parlance_format::to_json(&answer)).unwrap();
+    let req = ModelRequest {
+        messages: vec![Message::user("q"), reloaded],
+        ..Default::default()
+    };
+    let sent = (GEMINI.encode_request)(&req, "m", false).unwrap().body;
+    let recorded_parts = body["candidates"][0]["content"]["parts"]
+        .as_array()
+        .unwrap();
+    let sent_parts = sent["contents"][1]["parts"].as_array().unwrap();
+    assert_eq!(recorded_parts.len(), sent_parts.len());
+    for (r, s) in recorded_parts.iter().zip(sent_parts) {
+        assert_eq!(
+            s.get("thoughtSignature"),
+            r.get("thoughtSignature"),
+            "same part, same position, same bytes"
+        );
+    }
+}
