@@ -1,5 +1,7 @@
 //! `parlance`: the command-line face of Parlance.
 
+mod convert;
+
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -38,6 +40,29 @@ enum Command {
         #[arg(long)]
         canonical: bool,
     },
+    /// Translate conversations between the canonical format and every
+    /// provider's wire format.
+    #[command(after_help = CONVERT_HELP)]
+    Convert {
+        /// The input's format: canonical, openai-chat, openai-responses, anthropic or gemini.
+        #[arg(long)]
+        from: String,
+        /// The output's format (same names); requests only for providers.
+        #[arg(long, default_value = "canonical")]
+        to: String,
+        /// What the input is.
+        #[arg(long, value_enum, default_value = "request")]
+        kind: convert::Kind,
+        /// The model to name in a request built for a provider (default: the input's).
+        #[arg(long)]
+        model: Option<String>,
+        /// Compact JSON instead of indented.
+        #[arg(long)]
+        compact: bool,
+        /// The input file (`-` or nothing: standard input).
+        #[arg(default_value = "-")]
+        file: String,
+    },
     /// Print the published JSON Schema of the canonical format.
     ///
     /// Example: parlance schema message
@@ -70,6 +95,34 @@ fn run(command: Command) -> Result<ExitCode, String> {
             canonical,
         } => validate(&file, json, canonical),
         Command::Schema { name, out } => schema(&name, out.as_deref()),
+        Command::Convert {
+            from,
+            to,
+            kind,
+            model,
+            compact,
+            file,
+        } => {
+            let text = read_input(&file)?;
+            match convert::convert(&from, &to, kind, model.as_deref(), &text) {
+                Ok(c) => {
+                    for w in &c.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    let out = if compact {
+                        serde_json::to_string(&c.output)
+                    } else {
+                        serde_json::to_string_pretty(&c.output)
+                    };
+                    println!("{}", out.expect("json"));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("{file}: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
     }
 }
 
@@ -215,3 +268,30 @@ fn schema(name: &str, out: Option<&str>) -> Result<ExitCode, String> {
         )),
     }
 }
+
+const CONVERT_HELP: &str = "\
+Formats: canonical, openai-chat, openai-responses, anthropic, gemini.
+
+Kinds:
+  request   A request body. To canonical: the conversation, tools and options
+            it carries ({\"model\", \"messages\", \"tools\", \"options\"}). From
+            canonical (that same document, or a bare array of messages) to a
+            provider: the request body Parlance would send, with --model or the
+            document's model. Provider to provider goes through canonical and
+            applies the cross-provider rules (foreign signatures and reasoning
+            are dropped, ids mapped); each thing dropped is a warning on stderr.
+  response  A response body, to the canonical assistant message (usage and
+            finish reason included).
+  stream    A recorded stream: raw SSE text (event:/data: lines), one JSON event
+            per line, or a JSON array of events; assembled into the canonical
+            message exactly as the streaming decoder does.
+
+Examples:
+  parlance convert --from anthropic request.json
+  parlance convert --from canonical --to gemini --model gemini-2.5-flash conversation.json
+  parlance convert --from openai-chat --to anthropic --model claude-sonnet-4-5 request.json
+  parlance convert --from openai-responses --kind response response.json
+  curl -N ... | parlance convert --from anthropic --kind stream --compact
+
+Exit status: 0 on success, 1 when the input is not valid (the error names the
+JSON path), 2 on a usage error.";

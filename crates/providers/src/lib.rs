@@ -13,6 +13,7 @@
 //! it is dropped with a warning (see `docs/providers.md`).
 
 pub mod anthropic;
+pub mod formats;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -20,6 +21,7 @@ pub mod transport;
 pub mod wire;
 
 pub use anthropic::Anthropic;
+pub use formats::{WIRE_FORMATS, WireFormat, decode_stream, wire_format};
 pub use gemini::Gemini;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;

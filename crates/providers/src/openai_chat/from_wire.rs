@@ -138,6 +138,8 @@ fn media_from_url(url: &str, detail: Option<String>) -> Media {
 fn content_blocks(v: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
     match v {
         Value::Null => Ok(Vec::new()),
+        // Empty text carries nothing (some SDKs replay `content: ""`).
+        Value::String(s) if s.is_empty() => Ok(Vec::new()),
         Value::String(s) => Ok(vec![Block::text(s.clone())]),
         Value::Array(parts) => parts
             .iter()

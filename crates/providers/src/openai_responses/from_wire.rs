@@ -221,6 +221,8 @@ fn media_from(p: &Value, url_key: &str) -> Media {
 
 fn input_blocks(content: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
     match content {
+        // Empty text carries nothing (some SDKs replay `content: ""`).
+        Value::String(s) if s.is_empty() => Ok(Vec::new()),
         Value::String(s) => Ok(vec![Block::text(s.clone())]),
         Value::Array(parts) => parts
             .iter()
