@@ -223,10 +223,9 @@ pub fn convert(
                     let mut req = req;
                     if let Some(f) = from_fmt
                         && f.provider != t.provider
+                        && let Some(extra) = req.options.extra.remove(f.provider)
                     {
-                        if let Some(extra) = req.options.extra.remove(f.provider) {
-                            warnings.push(format!("options for {} dropped: {extra}", f.provider));
-                        }
+                        warnings.push(format!("options for {} dropped: {extra}", f.provider));
                     }
                     let encoded =
                         (t.encode_request)(&req, &model, false).map_err(|e| e.to_string())?;
