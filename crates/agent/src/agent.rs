@@ -108,6 +108,24 @@ fn refuse(path: impl Into<String>, message: impl Into<String>) -> DecisionError 
     }
 }
 
+/// A step of a run, as it completes.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
+    /// A message was added (an assistant message, a tool message).
+    Append(&'a Message),
+    /// The last message was replaced (a tool message whose approval
+    /// requests were decided).
+    ReplaceLast(&'a Message),
+}
+
+/// Receives each step of a run as it completes, so that it can be stored
+/// atomically (a thread store commits each one). An error fails the run
+/// with code `store`.
+pub trait Checkpoint: Send + Sync {
+    /// Keeps one step.
+    fn commit<'a>(&'a self, step: Step<'a>) -> futures::future::BoxFuture<'a, Result<(), String>>;
+}
+
 /// What a streamed run reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
@@ -238,6 +256,22 @@ impl AgentBuilder {
 
 type Emit = Option<mpsc::UnboundedSender<RunEvent>>;
 
+/// Where a run's progress goes: events (streaming) and steps (storage).
+#[derive(Clone, Default)]
+struct Hooks {
+    tx: Emit,
+    checkpoint: Option<Arc<dyn Checkpoint>>,
+}
+
+impl Hooks {
+    async fn commit(&self, step: Step<'_>) -> Result<(), String> {
+        match &self.checkpoint {
+            Some(c) => c.commit(step).await,
+            None => Ok(()),
+        }
+    }
+}
+
 fn emit(tx: &Emit, event: RunEvent) {
     if let Some(tx) = tx {
         // The receiver may be gone (the caller stopped listening): the run
@@ -327,10 +361,58 @@ impl Agent {
         &self.inner.limits
     }
 
+    /// The agent's settings as JSON, to record with each run.
+    pub fn settings(&self) -> Value {
+        let l = &self.inner.limits;
+        json!({
+            "provider": self.inner.model.provider(),
+            "model": self.inner.model.model_id(),
+            "instructions": self.inner.instructions,
+            "tools": self.inner.specs.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            "limits": {
+                "max_model_calls": l.max_model_calls,
+                "max_invalid_arguments": l.max_invalid_arguments,
+                "tool_timeout_ms": l.tool_timeout.as_millis() as u64,
+                "tool_concurrency": l.tool_concurrency,
+                "on_tool_exception": l.on_tool_exception,
+            },
+            "options": self.inner.options,
+        })
+    }
+
     /// Runs to completion (or to a pause for approval, or a failure).
     pub async fn run(&self, input: RunInput) -> Response {
         let mut state = self.start(input);
-        self.drive(&mut state, &None).await
+        self.drive(&mut state, &Hooks::default()).await
+    }
+
+    /// Runs, handing each step to `checkpoint` as it completes (the input
+    /// messages are the caller's to keep).
+    pub async fn run_with_checkpoint(
+        &self,
+        input: RunInput,
+        checkpoint: Arc<dyn Checkpoint>,
+    ) -> Response {
+        let mut state = self.start(input);
+        let hooks = Hooks {
+            tx: None,
+            checkpoint: Some(checkpoint),
+        };
+        self.drive(&mut state, &hooks).await
+    }
+
+    /// [`Agent::resume`] with a checkpoint.
+    pub async fn resume_with_checkpoint(
+        &self,
+        resume: Resume,
+        checkpoint: Arc<dyn Checkpoint>,
+    ) -> Result<Response, DecisionError> {
+        let (mut state, plan) = self.prepare_resume(resume)?;
+        let hooks = Hooks {
+            tx: None,
+            checkpoint: Some(checkpoint),
+        };
+        Ok(self.continue_after(&mut state, plan, &hooks).await)
     }
 
     /// Runs, reporting progress as a stream of events; the last event is
@@ -340,9 +422,12 @@ impl Agent {
         let agent = self.clone();
         tokio::spawn(async move {
             let mut state = agent.start(input);
-            let tx = Some(tx);
-            let response = agent.drive(&mut state, &tx).await;
-            emit(&tx, RunEvent::RunCompleted(response));
+            let hooks = Hooks {
+                tx: Some(tx),
+                checkpoint: None,
+            };
+            let response = agent.drive(&mut state, &hooks).await;
+            emit(&hooks.tx, RunEvent::RunCompleted(response));
         });
         rx
     }
@@ -352,7 +437,9 @@ impl Agent {
     /// and nothing runs.
     pub async fn resume(&self, resume: Resume) -> Result<Response, DecisionError> {
         let (mut state, plan) = self.prepare_resume(resume)?;
-        Ok(self.continue_after(&mut state, plan, &None).await)
+        Ok(self
+            .continue_after(&mut state, plan, &Hooks::default())
+            .await)
     }
 
     /// [`Agent::resume`] as a stream of events.
@@ -364,9 +451,12 @@ impl Agent {
         let (tx, rx) = mpsc::unbounded();
         let agent = self.clone();
         tokio::spawn(async move {
-            let tx = Some(tx);
-            let response = agent.continue_after(&mut state, plan, &tx).await;
-            emit(&tx, RunEvent::RunCompleted(response));
+            let hooks = Hooks {
+                tx: Some(tx),
+                checkpoint: None,
+            };
+            let response = agent.continue_after(&mut state, plan, &hooks).await;
+            emit(&hooks.tx, RunEvent::RunCompleted(response));
         });
         Ok(rx)
     }
@@ -405,7 +495,7 @@ impl Agent {
         state
     }
 
-    fn settings(&self, state: &State) -> CallSettings {
+    fn call_settings(&self, state: &State) -> CallSettings {
         let l = &self.inner.limits;
         CallSettings {
             timeout: l.tool_timeout,
@@ -463,10 +553,19 @@ impl Agent {
 
     async fn call_model(&self, state: &State, tx: &Emit) -> Result<Message, ModelError> {
         let model = &self.inner.model;
+        // Artifacts are kept with the thread, never sent to a model: a
+        // request that holds any is sent without them.
+        let stripped;
+        let request = if has_artifacts(&state.request.messages) {
+            stripped = without_artifacts(&state.request);
+            &stripped
+        } else {
+            &state.request
+        };
         if tx.is_none() {
-            return model.generate(&state.request).await;
+            return model.generate(request).await;
         }
-        let mut stream = model.stream(&state.request).await?;
+        let mut stream = model.stream(request).await?;
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta { text, .. } => emit(tx, RunEvent::TextDelta(text)),
@@ -481,7 +580,8 @@ impl Agent {
     }
 
     /// The loop: model, tools, model... until done, paused or failed.
-    async fn drive(&self, state: &mut State, tx: &Emit) -> Response {
+    async fn drive(&self, state: &mut State, hooks: &Hooks) -> Response {
+        let tx = &hooks.tx;
         let limits = &self.inner.limits;
         let mut budget = match self.budget_so_far(state) {
             Ok(b) => b,
@@ -508,6 +608,9 @@ impl Agent {
             }
             state.finish_reason = message.finish_reason;
             emit(tx, RunEvent::MessageCompleted(message.clone()));
+            if let Err(e) = hooks.commit(Step::Append(&message)).await {
+                return state.failed("store", format!("the step could not be stored: {e}"), None);
+            }
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
             state.request.messages.push(message);
             if calls.is_empty() {
@@ -539,7 +642,7 @@ impl Agent {
             let reports = self
                 .inner
                 .tools
-                .run_calls(&pairs, &self.settings(state), sink.as_ref())
+                .run_calls(&pairs, &self.call_settings(state), sink.as_ref())
                 .await;
             let mut fatal = None;
             let mut over_budget = None;
@@ -558,6 +661,9 @@ impl Agent {
             }
             let tool_message = Message::new(Role::Tool, slots.into_iter().flatten().collect());
             emit(tx, RunEvent::MessageCompleted(tool_message.clone()));
+            if let Err(e) = hooks.commit(Step::Append(&tool_message)).await {
+                return state.failed("store", format!("the step could not be stored: {e}"), None);
+            }
             state.request.messages.push(tool_message);
 
             if let Some(cause) = fatal {
@@ -767,9 +873,10 @@ impl Agent {
         &self,
         state: &mut State,
         plan: Vec<(usize, Decision)>,
-        tx: &Emit,
+        hooks: &Hooks,
     ) -> Response {
-        let settings = self.settings(state);
+        let tx = &hooks.tx;
+        let settings = self.call_settings(state);
         let sink = Self::sink(tx);
         let waiting = state.request.messages.last().expect("checked").clone();
         let calls: HashMap<String, ToolCall> = state.request.messages
@@ -854,6 +961,9 @@ impl Agent {
         let last = state.request.messages.last_mut().expect("checked");
         last.content = content;
         emit(tx, RunEvent::MessageCompleted(last.clone()));
+        if let Err(e) = hooks.commit(Step::ReplaceLast(last)).await {
+            return state.failed("store", format!("the step could not be stored: {e}"), None);
+        }
 
         if let Some(cause) = fatal {
             return state.failed(
@@ -871,6 +981,23 @@ impl Agent {
             r.pending = still_pending;
             return r;
         }
-        self.drive(state, tx).await
+        self.drive(state, hooks).await
     }
+}
+
+fn has_artifacts(messages: &[Message]) -> bool {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .any(|b| matches!(b, Block::ToolResult { tool_result } if tool_result.artifact.is_some()))
+}
+
+fn without_artifacts(request: &ModelRequest) -> ModelRequest {
+    let mut r = request.clone();
+    for b in r.messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        if let Block::ToolResult { tool_result } = b {
+            tool_result.artifact = None;
+        }
+    }
+    r
 }

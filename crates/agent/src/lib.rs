@@ -13,7 +13,9 @@ pub mod engine;
 pub mod tool;
 pub mod validate;
 
-pub use agent::{Agent, AgentBuilder, DecisionError, Limits, Resume, RunEvent, RunInput};
+pub use agent::{
+    Agent, AgentBuilder, Checkpoint, DecisionError, Limits, Resume, RunEvent, RunInput, Step,
+};
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,
     InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError, ToolEvent,

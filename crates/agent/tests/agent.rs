@@ -280,8 +280,9 @@ async fn return_generic_never_sends_the_detail_to_the_model() {
     let result = result_of(&r.messages[2], 0);
     assert_eq!(result.status, ToolStatus::ToolFailed);
     assert!(parlance_format::to_json(&result.artifact).contains("4111-1111"));
-    // What the model received holds the result, but not the detail (the
-    // artifact travels in the canonical message; providers never send it).
+    // What the model received holds the result, but neither the detail
+    // nor the artifact.
+    assert!(!format!("{:?}", model.received()[1]).contains("4111-1111"));
     let sent_text: String = sent(&model, 1)[2]
         .content
         .iter()

@@ -1,0 +1,27 @@
+//! Parlance threads: every conversation stored, in SQLite (the embedded
+//! default: one file, nothing to install) or PostgreSQL (many servers
+//! sharing one store).
+//!
+//! - [`Store`]: threads, messages (canonical JSON, in order), runs (status,
+//!   error and cause, usage, the agent's settings), artifacts (inside the
+//!   stored tool results, listed apart), pending approvals (the paused
+//!   run's stored messages). Migrations run themselves and are versioned.
+//! - [`ThreadRunner`]: runs an agent on a thread: history loaded from the
+//!   store, each step committed atomically as it completes, approvals
+//!   resumed from the store alone, failed runs retried, a thread whose run
+//!   died mid-step repaired before the next.
+//!
+//! One run at a time per thread, across processes and servers: a unique
+//! index admits one active (running or waiting) run per thread; a running
+//! run holds a lease it renews at every step, and a run whose lease ran out
+//! (its process died) is taken over, marked `interrupted`, and its thread
+//! repaired.
+
+mod repair;
+mod runner;
+mod sql;
+mod store;
+
+pub use repair::repair;
+pub use runner::{ResumeError, ThreadRunner};
+pub use store::{ActiveRun, Artifact, Page, RunRecord, Store, StoreError, StoredMessage, Thread};

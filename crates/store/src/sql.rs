@@ -1,0 +1,77 @@
+//! The SQL, written once with `?` placeholders; PostgreSQL gets `$1, $2...`.
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite (one file).
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Dialect {
+    /// `sql` with this dialect's placeholders.
+    pub fn sql(self, sql: &str) -> String {
+        match self {
+            Dialect::Sqlite => sql.to_string(),
+            Dialect::Postgres => {
+                let mut out = String::with_capacity(sql.len() + 8);
+                let mut n = 0;
+                for c in sql.chars() {
+                    if c == '?' {
+                        n += 1;
+                        out.push('$');
+                        out.push_str(&n.to_string());
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Starts a write transaction. SQLite takes the write lock at once, so
+    /// two processes never deadlock upgrading a read lock.
+    pub fn begin(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+}
+
+/// The migrations, in order; version N is `MIGRATIONS[N - 1]`. Never edit
+/// one that has shipped: add the next.
+pub const MIGRATIONS: &[&[&str]] = &[&[
+    "CREATE TABLE parlance_threads (
+        id TEXT PRIMARY KEY,
+        owner TEXT,
+        metadata TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+    "CREATE INDEX parlance_threads_by_owner ON parlance_threads (owner, created_at, id)",
+    "CREATE TABLE parlance_messages (
+        thread_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        run_id TEXT,
+        body TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    )",
+    "CREATE TABLE parlance_runs (
+        id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        settings TEXT NOT NULL,
+        usage TEXT,
+        error TEXT,
+        lease_until BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    )",
+    "CREATE INDEX parlance_runs_by_thread ON parlance_runs (thread_id, created_at)",
+    // One active run per thread: the database itself refuses a second.
+    "CREATE UNIQUE INDEX parlance_runs_one_active ON parlance_runs (thread_id) WHERE status IN ('running', 'requires_approval')",
+]];

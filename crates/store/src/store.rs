@@ -1,0 +1,777 @@
+//! The store itself: one implementation over SQLite and PostgreSQL (sqlx's
+//! `Any` driver), with the few dialect differences in [`crate::sql`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parlance_format::{Block, Message, Response, RunError, RunStatus, Usage};
+use serde_json::{Value, json};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyPool, Executor, Row};
+
+use crate::repair::repair;
+use crate::sql::{Dialect, MIGRATIONS};
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    /// Another run is active on the thread (running, or waiting for decisions).
+    #[error("thread {thread} is busy: run {run} is {status}")]
+    Busy {
+        /// The thread.
+        thread: String,
+        /// The active run.
+        run: String,
+        /// `running` or `requires_approval`.
+        status: String,
+    },
+    /// No such thread or run.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The request does not fit the stored state.
+    #[error("{0}")]
+    Conflict(String),
+    /// A stored message is not canonical JSON (the store was altered).
+    #[error("thread {thread} message {seq} is not readable: {error}")]
+    Corrupt {
+        /// The thread.
+        thread: String,
+        /// The message's position.
+        seq: i64,
+        /// The reader's error.
+        error: String,
+    },
+    /// The database failed.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Database(e.to_string())
+    }
+}
+
+type R<T> = Result<T, StoreError>;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A fresh id with a prefix: time, process and a counter, so ids sort by
+/// creation and never collide between processes.
+pub(crate) fn new_id(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    format!(
+        "{prefix}_{nanos:016x}{:05x}{:04x}",
+        std::process::id() & 0xfffff,
+        n & 0xffff
+    )
+}
+
+/// A thread.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Thread {
+    /// Its id.
+    pub id: String,
+    /// Who may see it (an API token's subject), if anyone in particular.
+    pub owner: Option<String>,
+    /// The application's data.
+    pub metadata: Value,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    /// Milliseconds since the epoch; moves with every message.
+    pub updated_at: i64,
+}
+
+/// A stored message and its place.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredMessage {
+    /// Its position in the thread, from 0.
+    pub seq: i64,
+    /// The run that wrote it.
+    pub run_id: Option<String>,
+    /// The message.
+    pub message: Message,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRecord {
+    /// Its id.
+    pub id: String,
+    /// Its thread.
+    pub thread_id: String,
+    /// `running`, `requires_approval`, `completed` or `failed`.
+    pub status: String,
+    /// The agent's settings when it ran.
+    pub settings: Value,
+    /// Tokens used.
+    pub usage: Option<Usage>,
+    /// Why it failed (code, message, cause).
+    pub error: Option<Value>,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    /// Milliseconds since the epoch.
+    pub updated_at: i64,
+}
+
+/// An artifact, from a stored tool result.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Artifact {
+    /// The message holding it.
+    pub seq: i64,
+    /// The call it belongs to.
+    pub tool_call_id: String,
+    /// The artifact.
+    pub artifact: Value,
+}
+
+/// A page of a listing, and where the next one starts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Page<T> {
+    /// The items.
+    pub items: Vec<T>,
+    /// Pass as `after` for the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
+/// A run this process holds: it may write to the thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveRun {
+    /// The run's id.
+    pub id: String,
+    /// Its thread.
+    pub thread_id: String,
+}
+
+/// A thread store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+    lease: Duration,
+}
+
+impl Store {
+    /// Opens (and migrates) a store: `sqlite://PATH` (created when
+    /// missing), a bare file path (SQLite), or `postgres://...`.
+    pub async fn open(url: &str) -> R<Store> {
+        sqlx::any::install_default_drivers();
+        let (url, dialect) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (url.to_string(), Dialect::Postgres)
+        } else {
+            let path = url.strip_prefix("sqlite://").unwrap_or(url);
+            if let Some(dir) = std::path::Path::new(path)
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    StoreError::Database(format!("creating {}: {e}", dir.display()))
+                })?;
+            }
+            (format!("sqlite://{path}?mode=rwc"), Dialect::Sqlite)
+        };
+        let options: AnyConnectOptions = url
+            .parse()
+            .map_err(|e: sqlx::Error| StoreError::Database(e.to_string()))?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if dialect == Dialect::Sqlite {
+                        // Writers from other processes wait instead of failing.
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        if dialect == Dialect::Sqlite {
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .fetch_all(&pool)
+                .await?;
+        }
+        let store = Store {
+            pool,
+            dialect,
+            lease: Duration::from_secs(60),
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// How long a running run's claim on its thread lasts without a step
+    /// (default 60 s); after that another process may take the thread over.
+    pub fn with_lease(mut self, lease: Duration) -> Store {
+        self.lease = lease;
+        self
+    }
+
+    /// Which database this is.
+    pub fn is_postgres(&self) -> bool {
+        self.dialect == Dialect::Postgres
+    }
+
+    /// Our SQL, in this dialect. Every statement is a literal of this file
+    /// (placeholders only change), so no value ever reaches the text.
+    fn q(&self, sql: &str) -> sqlx::AssertSqlSafe<String> {
+        sqlx::AssertSqlSafe(self.dialect.sql(sql))
+    }
+
+    async fn tx(&self) -> R<PoolConnection<Any>> {
+        let mut conn = self.pool.acquire().await?;
+        conn.execute(self.dialect.begin()).await?;
+        Ok(conn)
+    }
+
+    async fn commit(mut conn: PoolConnection<Any>) -> R<()> {
+        conn.execute("COMMIT").await?;
+        Ok(())
+    }
+
+    async fn rollback(mut conn: PoolConnection<Any>) {
+        let _ = conn.execute("ROLLBACK").await;
+    }
+
+    /// Applies the migrations not yet applied, each in its own transaction.
+    async fn migrate(&self) -> R<()> {
+        let mut conn = self.pool.acquire().await?;
+        conn.execute("CREATE TABLE IF NOT EXISTS parlance_schema (version BIGINT NOT NULL)")
+            .await?;
+        drop(conn);
+        loop {
+            let mut tx = self.tx().await?;
+            if self.dialect == Dialect::Postgres {
+                // Servers starting together migrate one at a time.
+                tx.execute("SELECT pg_advisory_xact_lock(7470726)").await?;
+            }
+            let row = sqlx::query("SELECT MAX(version) FROM parlance_schema")
+                .fetch_one(&mut *tx)
+                .await?;
+            let version: i64 = row.try_get::<Option<i64>, _>(0)?.unwrap_or(0);
+            let Some(steps) = MIGRATIONS.get(version as usize) else {
+                Self::commit(tx).await?;
+                return Ok(());
+            };
+            for step in *steps {
+                if let Err(e) = tx.execute(*step).await {
+                    Self::rollback(tx).await;
+                    return Err(StoreError::Database(format!(
+                        "migration {}: {e}",
+                        version + 1
+                    )));
+                }
+            }
+            sqlx::query(self.q("INSERT INTO parlance_schema (version) VALUES (?)"))
+                .bind(version + 1)
+                .execute(&mut *tx)
+                .await?;
+            Self::commit(tx).await?;
+            tracing::info!(version = version + 1, "store migrated");
+        }
+    }
+
+    /// The schema version in force.
+    pub async fn schema_version(&self) -> R<i64> {
+        let row = sqlx::query("SELECT MAX(version) FROM parlance_schema")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get::<Option<i64>, _>(0)?.unwrap_or(0))
+    }
+
+    /// A new, empty thread.
+    pub async fn create_thread(&self, owner: Option<&str>, metadata: Value) -> R<Thread> {
+        let t = Thread {
+            id: new_id("thr"),
+            owner: owner.map(str::to_string),
+            metadata,
+            created_at: now_ms(),
+            updated_at: now_ms(),
+        };
+        sqlx::query(self.q("INSERT INTO parlance_threads (id, owner, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"))
+            .bind(&t.id)
+            .bind(t.owner.clone())
+            .bind(t.metadata.to_string())
+            .bind(t.created_at)
+            .bind(t.updated_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(t)
+    }
+
+    fn thread_from(row: &sqlx::any::AnyRow) -> R<Thread> {
+        let metadata: String = row.try_get("metadata")?;
+        Ok(Thread {
+            id: row.try_get("id")?,
+            owner: row.try_get("owner")?,
+            metadata: serde_json::from_str(&metadata).unwrap_or(Value::Null),
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+
+    /// The thread `id`.
+    pub async fn thread(&self, id: &str) -> R<Thread> {
+        let row = sqlx::query(self.q(
+            "SELECT id, owner, metadata, created_at, updated_at FROM parlance_threads WHERE id = ?",
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("thread {id}")))?;
+        Self::thread_from(&row)
+    }
+
+    /// Threads (of `owner`, when given), oldest first, `limit` at a time,
+    /// starting after the thread `after`.
+    pub async fn list_threads(
+        &self,
+        owner: Option<&str>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> R<Page<Thread>> {
+        let limit = limit.clamp(1, 1000) as i64;
+        let (after_created, after_id) = match after {
+            Some(id) => {
+                let t = self.thread(id).await?;
+                (t.created_at, t.id)
+            }
+            None => (i64::MIN, String::new()),
+        };
+        let rows = sqlx::query(self.q(
+            "SELECT id, owner, metadata, created_at, updated_at FROM parlance_threads
+             WHERE (? IS NULL OR owner = ?) AND (created_at > ? OR (created_at = ? AND id > ?))
+             ORDER BY created_at, id LIMIT ?",
+        ))
+        .bind(owner)
+        .bind(owner)
+        .bind(after_created)
+        .bind(after_created)
+        .bind(after_id)
+        .bind(limit + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut items: Vec<Thread> = rows.iter().map(Self::thread_from).collect::<R<_>>()?;
+        let next = if items.len() as i64 > limit {
+            items.truncate(limit as usize);
+            items.last().map(|t| t.id.clone())
+        } else {
+            None
+        };
+        Ok(Page { items, next })
+    }
+
+    /// Deletes a thread with its messages, runs and artifacts. Refused while
+    /// a run is active on it.
+    pub async fn delete_thread(&self, id: &str) -> R<()> {
+        let mut tx = self.tx().await?;
+        let active = sqlx::query(self.q("SELECT id, status FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if let Some(row) = active {
+            let run: String = row.try_get("id")?;
+            let status: String = row.try_get("status")?;
+            Self::rollback(tx).await;
+            return Err(StoreError::Busy {
+                thread: id.into(),
+                run,
+                status,
+            });
+        }
+        for table in ["parlance_messages", "parlance_runs"] {
+            sqlx::query(self.q(&format!("DELETE FROM {table} WHERE thread_id = ?")))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let gone = sqlx::query(self.q("DELETE FROM parlance_threads WHERE id = ?"))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        if gone.rows_affected() == 0 {
+            Self::rollback(tx).await;
+            return Err(StoreError::NotFound(format!("thread {id}")));
+        }
+        Self::commit(tx).await
+    }
+
+    fn message_from(thread: &str, row: &sqlx::any::AnyRow) -> R<StoredMessage> {
+        let seq: i64 = row.try_get("seq")?;
+        let body: String = row.try_get("body")?;
+        let message = serde_json::from_str::<Value>(&body)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Message::from_value(&v).map_err(|e| e.to_string()))
+            .map_err(|error| StoreError::Corrupt {
+                thread: thread.into(),
+                seq,
+                error,
+            })?;
+        Ok(StoredMessage {
+            seq,
+            run_id: row.try_get("run_id")?,
+            message,
+        })
+    }
+
+    /// Messages of a thread from position `from`, at most `limit`.
+    pub async fn messages(&self, thread: &str, from: i64, limit: u32) -> R<Vec<StoredMessage>> {
+        self.thread(thread).await?;
+        let rows = sqlx::query(self.q("SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? AND seq >= ? ORDER BY seq LIMIT ?"))
+            .bind(thread)
+            .bind(from)
+            .bind(limit.clamp(1, 100_000) as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Self::message_from(thread, r)).collect()
+    }
+
+    /// The whole history of a thread, in order.
+    pub async fn history(&self, thread: &str) -> R<Vec<Message>> {
+        Ok(self
+            .messages(thread, 0, 100_000)
+            .await?
+            .into_iter()
+            .map(|m| m.message)
+            .collect())
+    }
+
+    /// Every artifact of a thread (never sent to a model; for operators).
+    pub async fn artifacts(&self, thread: &str) -> R<Vec<Artifact>> {
+        let mut out = Vec::new();
+        for m in self.messages(thread, 0, 100_000).await? {
+            for b in &m.message.content {
+                if let Block::ToolResult { tool_result } = b
+                    && let Some(a) = &tool_result.artifact
+                {
+                    out.push(Artifact {
+                        seq: m.seq,
+                        tool_call_id: tool_result.tool_call_id.clone(),
+                        artifact: a.clone(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn run_from(row: &sqlx::any::AnyRow) -> R<RunRecord> {
+        let text = |k: &str| -> R<Option<String>> { Ok(row.try_get::<Option<String>, _>(k)?) };
+        Ok(RunRecord {
+            id: row.try_get("id")?,
+            thread_id: row.try_get("thread_id")?,
+            status: row.try_get("status")?,
+            settings: text("settings")?
+                .and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or(Value::Null),
+            usage: text("usage")?
+                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+                .and_then(|v| Usage::from_value(&v).ok()),
+            error: text("error")?.and_then(|s| serde_json::from_str(&s).ok()),
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+
+    const RUN_COLUMNS: &'static str =
+        "id, thread_id, status, settings, usage, error, created_at, updated_at";
+
+    /// The runs of a thread, oldest first.
+    pub async fn runs(&self, thread: &str) -> R<Vec<RunRecord>> {
+        let rows = sqlx::query(self.q(&format!(
+            "SELECT {} FROM parlance_runs WHERE thread_id = ? ORDER BY created_at, id",
+            Self::RUN_COLUMNS
+        )))
+        .bind(thread)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::run_from).collect()
+    }
+
+    /// The run `id`.
+    pub async fn run(&self, id: &str) -> R<RunRecord> {
+        let row = sqlx::query(self.q(&format!(
+            "SELECT {} FROM parlance_runs WHERE id = ?",
+            Self::RUN_COLUMNS
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))?;
+        Self::run_from(&row)
+    }
+
+    async fn next_seq(&self, conn: &mut PoolConnection<Any>, thread: &str) -> R<i64> {
+        let row = sqlx::query(self.q("SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?"))
+            .bind(thread)
+            .fetch_one(&mut **conn)
+            .await?;
+        Ok(row.try_get::<Option<i64>, _>(0)?.map_or(0, |s| s + 1))
+    }
+
+    async fn insert_message(
+        &self,
+        conn: &mut PoolConnection<Any>,
+        thread: &str,
+        run: Option<&str>,
+        message: &Message,
+    ) -> R<i64> {
+        let seq = self.next_seq(conn, thread).await?;
+        sqlx::query(self.q("INSERT INTO parlance_messages (thread_id, seq, run_id, body, created_at) VALUES (?, ?, ?, ?, ?)"))
+            .bind(thread)
+            .bind(seq)
+            .bind(run)
+            .bind(parlance_format::to_json(message))
+            .bind(now_ms())
+            .execute(&mut **conn)
+            .await?;
+        Ok(seq)
+    }
+
+    async fn touch(&self, conn: &mut PoolConnection<Any>, run: &ActiveRun) -> R<()> {
+        let now = now_ms();
+        sqlx::query(self.q("UPDATE parlance_threads SET updated_at = ? WHERE id = ?"))
+            .bind(now)
+            .bind(&run.thread_id)
+            .execute(&mut **conn)
+            .await?;
+        let lease = now + self.lease.as_millis() as i64;
+        let r = sqlx::query(self.q("UPDATE parlance_runs SET updated_at = ?, lease_until = ? WHERE id = ? AND status = 'running'"))
+            .bind(now)
+            .bind(lease)
+            .bind(&run.id)
+            .execute(&mut **conn)
+            .await?;
+        if r.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "run {} no longer holds thread {}",
+                run.id, run.thread_id
+            )));
+        }
+        Ok(())
+    }
+
+    /// Claims the thread for a new run. A run whose process died (its lease
+    /// ran out) is marked failed with code `interrupted` and the thread is
+    /// repaired, in the same transaction. Another active run: `Busy`.
+    pub async fn begin_run(&self, thread: &str, settings: &Value) -> R<ActiveRun> {
+        self.thread(thread).await?;
+        let mut tx = self.tx().await?;
+        match self.claim(&mut tx, thread, settings).await {
+            Ok(run) => {
+                Self::commit(tx).await?;
+                Ok(run)
+            }
+            Err(e) => {
+                Self::rollback(tx).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn claim(
+        &self,
+        tx: &mut PoolConnection<Any>,
+        thread: &str,
+        settings: &Value,
+    ) -> R<ActiveRun> {
+        let now = now_ms();
+        let active = sqlx::query(self.q("SELECT id, status, lease_until FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
+            .bind(thread)
+            .fetch_optional(&mut **tx)
+            .await?;
+        if let Some(row) = active {
+            let id: String = row.try_get("id")?;
+            let status: String = row.try_get("status")?;
+            let lease: i64 = row.try_get("lease_until")?;
+            if status == "running" && lease < now {
+                self.interrupt(tx, thread, &id).await?;
+            } else {
+                return Err(StoreError::Busy {
+                    thread: thread.into(),
+                    run: id,
+                    status,
+                });
+            }
+        }
+        let run = ActiveRun {
+            id: new_id("run"),
+            thread_id: thread.to_string(),
+        };
+        let inserted = sqlx::query(self.q(
+            "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?, ?)",
+        ))
+        .bind(&run.id)
+        .bind(thread)
+        .bind(settings.to_string())
+        .bind(now + self.lease.as_millis() as i64)
+        .bind(now)
+        .bind(now)
+        .execute(&mut **tx)
+        .await;
+        match inserted {
+            Ok(_) => Ok(run),
+            // Another server claimed it between our read and our write.
+            Err(e)
+                if e.as_database_error()
+                    .is_some_and(|d| d.is_unique_violation()) =>
+            {
+                Err(StoreError::Busy {
+                    thread: thread.into(),
+                    run: "another run".into(),
+                    status: "running".into(),
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Marks a dead run failed and repairs its thread (inside `tx`).
+    async fn interrupt(&self, tx: &mut PoolConnection<Any>, thread: &str, run: &str) -> R<()> {
+        let error = json!({"code": "interrupted", "message": "the process running this run stopped before it finished"});
+        sqlx::query(self.q(
+            "UPDATE parlance_runs SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
+        ))
+        .bind(error.to_string())
+        .bind(now_ms())
+        .bind(run)
+        .execute(&mut **tx)
+        .await?;
+        let rows =
+            sqlx::query(self.q(
+                "SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? ORDER BY seq",
+            ))
+            .bind(thread)
+            .fetch_all(&mut **tx)
+            .await?;
+        let history: Vec<Message> = rows
+            .iter()
+            .map(|r| Self::message_from(thread, r).map(|m| m.message))
+            .collect::<R<_>>()?;
+        if let Some(fix) = repair(&history) {
+            self.insert_message(tx, thread, Some(run), &fix).await?;
+            tracing::warn!(thread, run, "repaired a thread whose run died mid-step");
+        }
+        Ok(())
+    }
+
+    /// Appends messages for an active run, atomically, renewing its lease.
+    pub async fn append(&self, run: &ActiveRun, messages: &[Message]) -> R<Vec<i64>> {
+        let mut tx = self.tx().await?;
+        let result = async {
+            self.touch(&mut tx, run).await?;
+            let mut seqs = Vec::with_capacity(messages.len());
+            for m in messages {
+                seqs.push(
+                    self.insert_message(&mut tx, &run.thread_id, Some(&run.id), m)
+                        .await?,
+                );
+            }
+            Ok::<_, StoreError>(seqs)
+        }
+        .await;
+        match result {
+            Ok(seqs) => {
+                Self::commit(tx).await?;
+                Ok(seqs)
+            }
+            Err(e) => {
+                Self::rollback(tx).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Replaces the thread's last message (decided approvals), atomically.
+    pub async fn replace_last(&self, run: &ActiveRun, message: &Message) -> R<()> {
+        let mut tx = self.tx().await?;
+        let result = async {
+            self.touch(&mut tx, run).await?;
+            let seq = self.next_seq(&mut tx, &run.thread_id).await? - 1;
+            sqlx::query(
+                self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
+            )
+            .bind(parlance_format::to_json(message))
+            .bind(&run.thread_id)
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+            Ok::<_, StoreError>(())
+        }
+        .await;
+        match result {
+            Ok(()) => Self::commit(tx).await,
+            Err(e) => {
+                Self::rollback(tx).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Records how a run ended (or that it waits for decisions).
+    pub async fn finish_run(&self, run: &ActiveRun, response: &Response) -> R<()> {
+        let error = response
+            .error
+            .as_ref()
+            .map(|e: &RunError| serde_json::to_value(e).expect("json").to_string());
+        let lease = if response.status == RunStatus::RequiresApproval {
+            i64::MAX
+        } else {
+            0
+        };
+        sqlx::query(self.q("UPDATE parlance_runs SET status = ?, usage = ?, error = ?, lease_until = ?, updated_at = ? WHERE id = ?"))
+            .bind(response.status.as_str())
+            .bind(parlance_format::to_json(&response.usage))
+            .bind(error)
+            .bind(lease)
+            .bind(now_ms())
+            .bind(&run.id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Takes a run that waits for decisions back into `running` (any
+    /// process may: the state is all in the store).
+    pub async fn claim_paused(&self, run_id: &str) -> R<ActiveRun> {
+        let run = self.run(run_id).await?;
+        let r = sqlx::query(self.q("UPDATE parlance_runs SET status = 'running', lease_until = ?, updated_at = ? WHERE id = ? AND status = 'requires_approval'"))
+            .bind(now_ms() + self.lease.as_millis() as i64)
+            .bind(now_ms())
+            .bind(run_id)
+            .execute(&self.pool)
+            .await?;
+        if r.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "run {run_id} is {}, not waiting for decisions",
+                run.status
+            )));
+        }
+        Ok(ActiveRun {
+            id: run.id,
+            thread_id: run.thread_id,
+        })
+    }
+
+    /// Puts a claimed run back to waiting (its decisions were refused).
+    pub async fn release_paused(&self, run: &ActiveRun) -> R<()> {
+        sqlx::query(self.q(
+            "UPDATE parlance_runs SET status = 'requires_approval', lease_until = ? WHERE id = ?",
+        ))
+        .bind(i64::MAX)
+        .bind(&run.id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
