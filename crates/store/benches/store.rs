@@ -22,7 +22,7 @@ fn backends() -> Vec<&'static str> {
 }
 
 fn message(i: usize) -> Message {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Message::user(format!(
             "question {i}: what is the status of order A-{i:04}?"
         ))
