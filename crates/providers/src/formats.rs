@@ -23,6 +23,8 @@ pub struct WireFormat {
     pub decode_response: fn(&Value) -> Result<Message, ModelError>,
     /// A fresh stream decoder.
     pub stream_decoder: fn() -> Box<dyn StreamDecoder>,
+    /// An HTTP error answer → a typed error.
+    pub classify: crate::transport::Classify,
 }
 
 /// The formats, in documentation order.
@@ -33,6 +35,7 @@ pub const WIRE_FORMATS: [WireFormat; 4] = [
         decode_request: openai_chat::from_wire::decode_request,
         encode_request: openai_chat::to_wire::encode_request,
         decode_response: openai_chat::from_wire::decode_response,
+        classify: openai_chat::from_wire::classify,
         stream_decoder: || Box::new(openai_chat::stream::ChatStream::new()),
     },
     WireFormat {
@@ -41,6 +44,7 @@ pub const WIRE_FORMATS: [WireFormat; 4] = [
         decode_request: openai_responses::from_wire::decode_request,
         encode_request: openai_responses::to_wire::encode_request,
         decode_response: openai_responses::from_wire::decode_response,
+        classify: openai_responses::from_wire::classify,
         stream_decoder: || Box::new(openai_responses::stream::ResponsesStream::new()),
     },
     WireFormat {
@@ -49,6 +53,7 @@ pub const WIRE_FORMATS: [WireFormat; 4] = [
         decode_request: anthropic::from_wire::decode_request,
         encode_request: anthropic::to_wire::encode_request,
         decode_response: anthropic::from_wire::decode_response,
+        classify: anthropic::from_wire::classify,
         stream_decoder: || Box::new(anthropic::stream::AnthropicStream::new()),
     },
     WireFormat {
@@ -57,9 +62,15 @@ pub const WIRE_FORMATS: [WireFormat; 4] = [
         decode_request: gemini::from_wire::decode_request,
         encode_request: gemini::to_wire::encode_request,
         decode_response: gemini::from_wire::decode_response,
+        classify: gemini::from_wire::classify,
         stream_decoder: || Box::new(gemini::stream::GeminiStream::new()),
     },
 ];
+
+/// The format named `name` (panics on an unknown one: for built-in names).
+pub(crate) fn builtin(name: &str) -> &'static WireFormat {
+    wire_format(name).expect("a built-in format")
+}
 
 /// The format named `name`.
 pub fn wire_format(name: &str) -> Option<&'static WireFormat> {

@@ -17,7 +17,6 @@ use parlance_format::Message;
 use parlance_model::{EventStream, Model, ModelError, ModelRequest};
 
 use crate::transport::{HttpConfig, HttpRequest, Secret, Transport};
-use crate::wire::malformed;
 
 /// The provider name on messages and opaque data.
 pub const PROVIDER: &str = "google";
@@ -97,10 +96,9 @@ impl Model for Gemini {
     ) -> BoxFuture<'a, Result<Message, ModelError>> {
         Box::pin(async move {
             let http = self.http_request(request, false)?;
-            let body = self.transport.post_json(&http, from_wire::classify).await?;
-            let v: serde_json::Value = serde_json::from_slice(&body)
-                .map_err(|e| malformed(format!("response is not JSON: {e}")))?;
-            from_wire::decode_response(&v)
+            self.transport
+                .generate(&http, crate::formats::builtin("gemini"))
+                .await
         })
     }
 
@@ -112,7 +110,7 @@ impl Model for Gemini {
             let http = self.http_request(request, true)?;
             Ok(self
                 .transport
-                .post_sse(http, from_wire::classify, stream::GeminiStream::new))
+                .stream(http, crate::formats::builtin("gemini")))
         })
     }
 }

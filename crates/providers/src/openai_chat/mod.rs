@@ -15,7 +15,6 @@ use parlance_format::Message;
 use parlance_model::{EventStream, Model, ModelError, ModelRequest};
 
 use crate::transport::{HttpConfig, HttpRequest, Secret, Transport};
-use crate::wire::malformed;
 
 /// The provider name on messages and opaque data.
 pub const PROVIDER: &str = "openai";
@@ -89,10 +88,9 @@ impl Model for OpenAiChat {
     ) -> BoxFuture<'a, Result<Message, ModelError>> {
         Box::pin(async move {
             let http = self.http_request(request, false)?;
-            let body = self.transport.post_json(&http, from_wire::classify).await?;
-            let v: serde_json::Value = serde_json::from_slice(&body)
-                .map_err(|e| malformed(format!("response is not JSON: {e}")))?;
-            from_wire::decode_response(&v)
+            self.transport
+                .generate(&http, crate::formats::builtin("openai-chat"))
+                .await
         })
     }
 
@@ -104,7 +102,7 @@ impl Model for OpenAiChat {
             let http = self.http_request(request, true)?;
             Ok(self
                 .transport
-                .post_sse(http, from_wire::classify, stream::ChatStream::new))
+                .stream(http, crate::formats::builtin("openai-chat")))
         })
     }
 }

@@ -31,6 +31,16 @@ pub trait StreamDecoder: Send + 'static {
     fn end(&mut self) -> Result<Vec<StreamEvent>, ModelError>;
 }
 
+impl StreamDecoder for Box<dyn StreamDecoder> {
+    fn event(&mut self, name: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError> {
+        (**self).event(name, data)
+    }
+
+    fn end(&mut self) -> Result<Vec<StreamEvent>, ModelError> {
+        (**self).end()
+    }
+}
+
 /// Timeouts and retries.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -319,6 +329,31 @@ impl Transport {
                 });
             }
         }
+    }
+}
+
+impl Transport {
+    /// One model call in `format`: POST, retries, decode.
+    pub async fn generate(
+        &self,
+        req: &HttpRequest,
+        format: &crate::WireFormat,
+    ) -> Result<parlance_format::Message, ModelError> {
+        let body = self.post_json(req, format.classify).await?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| ModelError::MalformedResponse {
+                message: format!("response is not JSON: {e}"),
+            })?;
+        (format.decode_response)(&v)
+    }
+
+    /// One streamed model call in `format`.
+    pub fn stream(
+        &self,
+        req: HttpRequest,
+        format: &'static crate::WireFormat,
+    ) -> EventStream<'static> {
+        self.post_sse(req, format.classify, format.stream_decoder)
     }
 }
 
