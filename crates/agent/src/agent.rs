@@ -160,6 +160,7 @@ pub enum RunEvent {
 }
 
 struct Inner {
+    name: Option<String>,
     model: Arc<dyn Model>,
     instructions: Option<String>,
     tools: ToolBox,
@@ -187,6 +188,7 @@ impl std::fmt::Debug for Agent {
 
 /// Builds an [`Agent`].
 pub struct AgentBuilder {
+    name: Option<String>,
     model: Arc<dyn Model>,
     instructions: Option<String>,
     tools: Vec<Tool>,
@@ -195,6 +197,12 @@ pub struct AgentBuilder {
 }
 
 impl AgentBuilder {
+    /// A name, recorded with each run (so a server can resume it).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
     /// The system instructions.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -242,6 +250,7 @@ impl AgentBuilder {
         let specs: Arc<[ToolSpec]> = tools.specs().into();
         Ok(Agent {
             inner: Arc::new(Inner {
+                name: self.name,
                 model: self.model,
                 instructions: self.instructions,
                 tools,
@@ -343,6 +352,7 @@ impl Agent {
     /// Starts building an agent around a model.
     pub fn builder(model: Arc<dyn Model>) -> AgentBuilder {
         AgentBuilder {
+            name: None,
             model,
             instructions: None,
             tools: Vec::new(),
@@ -365,6 +375,7 @@ impl Agent {
     pub fn settings(&self) -> Value {
         let l = &self.inner.limits;
         json!({
+            "name": self.inner.name,
             "provider": self.inner.model.provider(),
             "model": self.inner.model.model_id(),
             "instructions": self.inner.instructions,

@@ -387,7 +387,8 @@ async fn a_failed_run_is_retried(store: Store) {
 }
 
 async fn a_dead_run_is_taken_over_and_its_thread_repaired(store: Store) {
-    let store = store.with_lease(Duration::from_millis(200));
+    // Long enough that a loaded machine still finds it holding below.
+    let store = store.with_lease(Duration::from_millis(1500));
     let thread = store.create_thread(None, json!({})).await.unwrap();
     // A run that wrote its input and an assistant message with calls, then died.
     let dead = store.begin_run(&thread.id, &json!({})).await.unwrap();
@@ -409,7 +410,7 @@ async fn a_dead_run_is_taken_over_and_its_thread_repaired(store: Store) {
         ),
         "its lease still holds"
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(1700)).await;
 
     let model = ScriptedModel::new([says("Recovered.")]);
     let r = ThreadRunner::new(store.clone(), agent(&model, OnToolException::ReturnToModel))

@@ -123,7 +123,10 @@ pub struct Transport {
     config: Arc<HttpConfig>,
 }
 
-fn install_crypto() {
+/// Installs the process's TLS crypto provider (ring) unless one is set.
+/// Call it before building any other reqwest client in a process that uses
+/// Parlance (the transport calls it itself).
+pub fn install_crypto() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // One crypto provider for the whole process (ring); a provider set

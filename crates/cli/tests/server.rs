@@ -1,0 +1,437 @@
+//! The real `parlance serve` binary on 127.0.0.1, driven over HTTP, with
+//! its model provider pointed at a local replay server.
+
+#[path = "../../providers/tests/common/server.rs"]
+#[allow(dead_code)]
+mod replay;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use replay::{ReplayServer, Reply, sse_frames};
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn temp_dir() -> std::path::PathBuf {
+    // Every test builds reqwest clients: one TLS provider for the process.
+    parlance_providers::transport::install_crypto();
+    let d = std::env::temp_dir().join(format!(
+        "parlance-serve-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn config(
+    dir: &std::path::Path,
+    provider_url: &str,
+    tool_url: &str,
+    tokens: &str,
+) -> std::path::PathBuf {
+    let text = format!(
+        r#"
+listen = "127.0.0.1:0"
+[store]
+url = "sqlite://{db}"
+{tokens}
+[providers.mock]
+format = "openai-chat"
+base_url = "{provider_url}/v1"
+api_key_env = "PARLANCE_TEST_NO_KEY"
+
+[agents.support]
+model = "mock:gpt-test"
+instructions = "You help with orders."
+tools = ["lookup_order", "refund"]
+
+[tools.lookup_order]
+kind = "http"
+url = "{tool_url}/lookup"
+description = "Look up an order."
+input_schema = '{{"type": "object", "properties": {{"id": {{"type": "string", "pattern": "^A-[0-9]+$"}}}}, "required": ["id"], "additionalProperties": false}}'
+
+[tools.refund]
+kind = "external"
+description = "Refund an order (a person answers)."
+input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"}}}}, "required": ["amount"]}}'
+"#,
+        db = dir.join("threads.db").display()
+    );
+    let path = dir.join("parlance.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn start(config: &std::path::Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_parlance"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("parlance: listening on ")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_string();
+    Server { child, url }
+}
+
+fn chat(content: Value) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": content, "finish_reason": if content["tool_calls"].is_array() { "tool_calls" } else { "stop" }}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    )
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]})
+}
+
+fn text(t: &str) -> Value {
+    json!({"role": "assistant", "content": t})
+}
+
+async fn post(url: &str, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+async fn get(url: &str, path: &str, token: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new().get(format!("{url}{path}"));
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (
+        status,
+        serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_an_http_tool_and_stateless_turns() {
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat(text("Order A-17 has shipped.")),
+        chat(text("You're welcome.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![Reply::json(
+        200,
+        &json!({"id": "A-17", "status": "shipped"}),
+    )])
+    .await;
+    let dir = temp_dir();
+    let server = start(&config(&dir, &provider.url, &tool.url, ""));
+
+    let (status, r) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Where is order A-17?"}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["status"], "completed");
+    assert_eq!(r["output"], "Order A-17 has shipped.");
+    assert_eq!(r["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        r["messages"][2]["content"][0]["tool_result"]["content"][0]["json"],
+        json!({"id": "A-17", "status": "shipped"})
+    );
+    // The tool server got the validated arguments.
+    assert_eq!(tool.received()[0].body, json!({"id": "A-17"}));
+
+    // Stateless multi-turn: the whole previous response as a turn.
+    let (status, r2) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Thanks!", "turns": [r]}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{r2}");
+    let sent = &provider.received()[2].body["messages"];
+    assert_eq!(
+        sent.as_array().unwrap().len(),
+        1 + 4 + 1,
+        "system + the first turn + the new input"
+    );
+    assert_eq!(sent[5], json!({"role": "user", "content": "Thanks!"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_paused_on_one_server_is_resumed_by_another() {
+    let provider = ReplayServer::start(vec![
+        chat(call("call_9", "refund", json!({"amount": 40}))),
+        chat(text("Refund done.")),
+    ])
+    .await;
+    let dir = temp_dir();
+    let cfg = config(&dir, &provider.url, "http://127.0.0.1:9", "");
+    let first = start(&cfg);
+    let (status, thread) = post(
+        &first.url,
+        "/v1/threads",
+        &json!({"metadata": {"customer": 7}}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 201, "{thread}");
+    let thread_id = thread["id"].as_str().unwrap();
+    let (status, paused) = post(
+        &first.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Refund 40", "thread_id": thread_id}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["status"], "requires_approval");
+    let pending = &paused["pending"][0];
+    // A second server process sharing the store answers the external tool.
+    let second = start(&cfg);
+    drop(first);
+    let decision = json!({"decisions": [{"tool_call_id": pending["tool_call_id"], "digest": pending["digest"], "decision": "answered",
+        "content": [{"type": "text", "text": "refund #991 issued"}]}]});
+    let run_id = paused["id"].as_str().unwrap();
+    let (status, done) = post(
+        &second.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &decision,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "completed");
+    let (_, t) = get(&second.url, &format!("/v1/threads/{thread_id}"), None).await;
+    let messages = t["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(
+        messages[2]["message"]["content"][0]["tool_result"]["approval"]["decision"],
+        "answered"
+    );
+    // Decided once: a second time is refused with the path.
+    let (status, e) = post(
+        &second.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &decision,
+        None,
+    )
+    .await;
+    assert_eq!(status, 409, "{e}");
+    assert_eq!(e["error"]["code"], "conflict");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_answers_with_server_sent_events() {
+    let chunks = sse_frames(&[
+        ("", json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]}).to_string()),
+        ("", json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": {"content": "lo!"}, "finish_reason": "stop"}]}).to_string()),
+        ("", "[DONE]".to_string()),
+    ]);
+    let provider = ReplayServer::start(vec![Reply::Sse { chunks, cut: false }]).await;
+    let dir = temp_dir();
+    let server = start(&config(&dir, &provider.url, "http://127.0.0.1:9", ""));
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/runs", server.url))
+        .header("content-type", "application/json")
+        .body(json!({"agent": "support", "input": "Hi", "stream": true}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let body = resp.text().await.unwrap();
+    let events: Vec<(String, Value)> = parlance_providers::transport::parse_sse(&body)
+        .into_iter()
+        .map(|(e, d)| (e, serde_json::from_str(&d).unwrap()))
+        .collect();
+    let text: String = events
+        .iter()
+        .filter(|(e, _)| e == "text_delta")
+        .map(|(_, d)| d["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "Hello!");
+    let (last, response) = events.last().unwrap();
+    assert_eq!(last, "run_completed");
+    assert_eq!(response["output"], "Hello!");
+    assert_eq!(provider.received()[0].body["stream"], json!(true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_invalid_requests_and_the_openapi_document() {
+    let provider = ReplayServer::start(vec![]).await;
+    let dir = temp_dir();
+    let tokens = r#"
+[[auth.tokens]]
+token = "tok-a"
+subject = "alice"
+[[auth.tokens]]
+token = "tok-b"
+subject = "bob"
+"#;
+    let server = start(&config(&dir, &provider.url, "http://127.0.0.1:9", tokens));
+    let (status, e) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (401, Some("unauthorized"))
+    );
+    let (status, _) = post(&server.url, "/v1/threads", &json!({}), Some("wrong")).await;
+    assert_eq!(status, 401);
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), Some("tok-a")).await;
+    let id = t["id"].as_str().unwrap();
+    let (status, _) = get(&server.url, &format!("/v1/threads/{id}"), Some("tok-b")).await;
+    assert_eq!(status, 404, "a token sees only its own threads");
+    let (_, page) = get(&server.url, "/v1/threads", Some("tok-b")).await;
+    assert_eq!(page["items"], json!([]));
+    let (status, _) = get(&server.url, &format!("/v1/threads/{id}"), Some("tok-a")).await;
+    assert_eq!(status, 200);
+
+    for (body, expected) in [
+        (
+            json!({"agent": "support", "input": [{"role": "robot", "content": "hi"}]}),
+            "input[0].role: unknown role \"robot\"",
+        ),
+        (
+            json!({"agent": "support", "input": [{"role": "user", "content": [{"type": "txt"}]}]}),
+            "input[0].content[0].type: unknown block type \"txt\"",
+        ),
+        (
+            json!({"agent": "nobody", "input": "hi"}),
+            "agent: no agent named \"nobody\"",
+        ),
+        (
+            json!({"agent": "support", "input": "hi", "turns": [{"messages": [{"role": "user"}]}]}),
+            "turns[0].messages[0].content: required field missing",
+        ),
+        (
+            json!({"agent": "support", "input": "hi", "colour": 1}),
+            "unknown field `colour`",
+        ),
+        (json!({"agent": "support"}), "missing field `input`"),
+    ] {
+        let (status, e) = post(&server.url, "/v1/runs", &body, Some("tok-a")).await;
+        assert_eq!(status, 400, "{body}: {e}");
+        assert_eq!(e["error"]["code"], "invalid_request");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(expected),
+            "{body}: {e}"
+        );
+    }
+    let big = "x".repeat(3 * 1024 * 1024);
+    let (status, e) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": big}),
+        Some("tok-a"),
+    )
+    .await;
+    assert_eq!(status, 413, "{e}");
+
+    let (status, served) = get(&server.url, "/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let checked_in: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schema/openapi.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        served, checked_in,
+        "schema/openapi.json is stale: run `parlance serve --openapi > schema/openapi.json`"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_bodies_never_get_a_5xx() {
+    let provider = ReplayServer::start(vec![]).await;
+    let dir = temp_dir();
+    let server = start(&config(&dir, &provider.url, "http://127.0.0.1:9", ""));
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let id = t["id"].as_str().unwrap().to_string();
+    let seeds = [
+        json!({"agent": "support", "input": "hi", "thread_id": id}),
+        json!({"decisions": [{"tool_call_id": "c", "digest": "d", "decision": "approved"}]}),
+        json!({"metadata": {"a": 1}}),
+    ];
+    let paths = [
+        "/v1/runs".to_string(),
+        "/v1/runs/run_x/decisions".to_string(),
+        "/v1/threads".to_string(),
+    ];
+    let client = reqwest::Client::new();
+    let mut sent = 0;
+    for round in 0..150u64 {
+        for (path, seed) in paths.iter().zip(&seeds) {
+            let text = seed.to_string();
+            let bytes = text.as_bytes();
+            // Mutations: cut, flip a byte, splice in junk, wrong types.
+            let body: Vec<u8> = match round % 5 {
+                0 => bytes[..(round as usize * 7) % bytes.len()].to_vec(),
+                1 => {
+                    let mut b = bytes.to_vec();
+                    let i = (round as usize * 13) % b.len();
+                    let junk = b"{}[]\":,x0\\\xff";
+                    b[i] = junk[round as usize % junk.len()];
+                    b
+                }
+                2 => json!({"agent": round, "input": [null, 1, "x"], "turns": "no", "decisions": {"a": 1}}).to_string().into_bytes(),
+                3 => format!("[{text}, {text}]").into_bytes(),
+                _ => vec![b'{'; (round as usize % 50) + 1],
+            };
+            let resp = client
+                .post(format!("{}{path}", server.url))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = resp.status().as_u16();
+            assert!(status < 500, "{path} answered {status} to round {round}");
+            let e: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null);
+            if status >= 400 {
+                assert!(
+                    e["error"]["code"].is_string(),
+                    "{path}: errors are JSON with a code: {e}"
+                );
+            }
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, 450);
+}

@@ -1,0 +1,185 @@
+//! Building agents, models and tools from the configuration.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError, ToolFailure};
+use parlance_model::{Model, ModelOptions};
+use parlance_providers::{Anthropic, Gemini, HttpConfig, OpenAiChat, OpenAiResponses, Secret};
+use serde_json::Value;
+
+use crate::config::{AgentConfig, Config};
+
+/// A model from `provider:model`.
+pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
+    let (provider, model) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("model: expected \"provider:model\", got {spec:?}"))?;
+    let (format, base_url, key_env) = match config.providers.get(provider) {
+        Some(p) => (p.format.as_str(), p.base_url.clone(), p.api_key_env.clone()),
+        None => (provider, None, None),
+    };
+    let key_env = key_env.unwrap_or_else(|| {
+        match format {
+            "anthropic" => "ANTHROPIC_API_KEY",
+            "gemini" => "GEMINI_API_KEY",
+            _ => "OPENAI_API_KEY",
+        }
+        .to_string()
+    });
+    let key = std::env::var(&key_env)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(Secret::new);
+    let http = HttpConfig::default();
+    let err = |e: parlance_model::ModelError| e.to_string();
+    Ok(match format {
+        "openai-chat" => Arc::new(
+            OpenAiChat::new(
+                model,
+                base_url.unwrap_or_else(|| "https://api.openai.com/v1".into()),
+                key,
+                http,
+            )
+            .map_err(err)?,
+        ),
+        "openai-responses" => Arc::new(
+            OpenAiResponses::new(
+                model,
+                base_url.unwrap_or_else(|| "https://api.openai.com/v1".into()),
+                key,
+                http,
+            )
+            .map_err(err)?,
+        ),
+        "anthropic" => Arc::new(
+            Anthropic::new(
+                model,
+                base_url.unwrap_or_else(|| "https://api.anthropic.com".into()),
+                key,
+                http,
+            )
+            .map_err(err)?,
+        ),
+        "gemini" => Arc::new(
+            Gemini::new(
+                model,
+                base_url
+                    .unwrap_or_else(|| "https://generativelanguage.googleapis.com/v1beta".into()),
+                key,
+                http,
+            )
+            .map_err(err)?,
+        ),
+        other => {
+            return Err(format!(
+                "model: unknown provider {other:?} (name one in [providers], or openai-chat, openai-responses, anthropic, gemini)"
+            ));
+        }
+    })
+}
+
+/// A tool from `[tools.NAME]`.
+pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool, String> {
+    let t = config
+        .tools
+        .get(name)
+        .ok_or_else(|| format!("tools: no tool named {name:?} in the configuration"))?;
+    let schema = t.schema(name)?;
+    let tool = match t.kind.as_str() {
+        // The client answers each call, as a reviewer would: the run waits.
+        "external" => Tool::new(name, &t.description, |_: Value, _ctx: ToolContext| async {
+            Err::<Value, _>(ToolError::new(
+                "this tool is answered by the client: answer the call instead of approving it",
+            ))
+        })
+        .needs_approval(),
+        "http" => {
+            let url = t
+                .url
+                .clone()
+                .ok_or_else(|| format!("tools.{name}.url: required for an http tool"))?;
+            let client = http.clone();
+            Tool::new(
+                name,
+                &t.description,
+                move |args: Value, ctx: ToolContext| {
+                    let (client, url) = (client.clone(), url.clone());
+                    async move {
+                        let resp = client
+                            .post(&url)
+                            .header("x-parlance-call-id", &*ctx.call_id)
+                            .header("content-type", "application/json")
+                            .body(args.to_string())
+                            .send()
+                            .await
+                            .map_err(|e| ToolFailure::unexpected("http", e.to_string()))?;
+                        let status = resp.status();
+                        let body = resp
+                            .text()
+                            .await
+                            .map_err(|e| ToolFailure::unexpected("http", e.to_string()))?;
+                        if !status.is_success() {
+                            let said: String = body.chars().take(500).collect();
+                            return Err(ToolFailure::from(ToolError::new(format!(
+                                "HTTP {}: {said}",
+                                status.as_u16()
+                            ))));
+                        }
+                        Ok::<_, ToolFailure>(
+                            serde_json::from_str::<Value>(&body).unwrap_or(Value::String(body)),
+                        )
+                    }
+                },
+            )
+        }
+        other => {
+            return Err(format!(
+                "tools.{name}.kind: expected external or http, got {other:?}"
+            ));
+        }
+    };
+    let tool = tool.with_schema(schema);
+    Ok(match t.timeout_ms {
+        Some(ms) => tool.timeout(Duration::from_millis(ms)),
+        None => tool,
+    })
+}
+
+/// An agent from its configuration.
+pub fn agent(
+    config: &Config,
+    name: Option<&str>,
+    a: &AgentConfig,
+    http: &reqwest::Client,
+) -> Result<Agent, String> {
+    let mut limits = Limits::default();
+    if let Some(n) = a.max_model_calls {
+        limits.max_model_calls = n;
+    }
+    if let Some(n) = a.max_invalid_arguments {
+        limits.max_invalid_arguments = n;
+    }
+    if let Some(ms) = a.tool_timeout_ms {
+        limits.tool_timeout = Duration::from_millis(ms);
+    }
+    if let Some(p) = a.on_tool_exception {
+        limits.on_tool_exception = p;
+    }
+    let mut b = Agent::builder(model(config, &a.model)?)
+        .limits(limits)
+        .options(ModelOptions {
+            max_tokens: a.max_tokens,
+            ..Default::default()
+        });
+    if let Some(n) = name {
+        b = b.name(n);
+    }
+    if let Some(i) = &a.instructions {
+        b = b.instructions(i.clone());
+    }
+    for t in &a.tools {
+        b = b.tool(tool(config, t, http)?);
+    }
+    b.build().map_err(|e| e.to_string())
+}

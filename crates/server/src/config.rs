@@ -1,0 +1,214 @@
+//! The server's configuration: a TOML file, every setting also from the
+//! environment (which wins).
+//!
+//! ```toml
+//! listen = "127.0.0.1:8080"
+//!
+//! [store]
+//! url = "sqlite://./parlance.db"      # or postgres://...
+//!
+//! [[auth.tokens]]
+//! token = "secret-1"
+//! subject = "team-a"
+//! operator = false                    # operators see artifacts and every thread
+//!
+//! [providers.openai]
+//! format = "openai-chat"              # openai-chat, openai-responses, anthropic, gemini
+//! base_url = "https://api.openai.com/v1"
+//! api_key_env = "OPENAI_API_KEY"
+//!
+//! [agents.support]
+//! model = "openai:gpt-4o"             # provider name : model id
+//! instructions = "You help with orders."
+//! tools = ["lookup_order", "refund"]
+//! max_model_calls = 10
+//! tool_timeout_ms = 60000
+//!
+//! [tools.lookup_order]                # the server POSTs the validated arguments
+//! kind = "http"
+//! url = "http://127.0.0.1:9000/lookup"
+//! description = "Look up an order."
+//! input_schema = '{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}'
+//!
+//! [tools.refund]                      # the client answers each call
+//! kind = "external"
+//! description = "Refund an order."
+//! input_schema = '{"type": "object"}'
+//! ```
+//!
+//! Environment: `PARLANCE_LISTEN`, `PARLANCE_STORE_URL`,
+//! `PARLANCE_API_TOKENS` (`subject=token,subject=token`),
+//! `PARLANCE_OPERATOR_TOKENS` (same form), `PARLANCE_MAX_BODY_BYTES`.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on (default `127.0.0.1:8080`).
+    #[serde(default)]
+    pub listen: Option<String>,
+    /// The thread store.
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// Who may call the API.
+    #[serde(default)]
+    pub auth: AuthConfig,
+    /// Largest request body accepted, in bytes (default 2 MiB).
+    #[serde(default)]
+    pub max_body_bytes: Option<usize>,
+    /// Model providers by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Agents by name.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// Tools that need no Rust code, by name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolConfig>,
+}
+
+/// Where threads are stored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `sqlite://PATH`, a file path, or `postgres://...` (default `./parlance.db`).
+    pub url: Option<String>,
+}
+
+/// API tokens.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// The accepted tokens. None at all: the API is open (local use).
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One bearer token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The token itself.
+    pub token: String,
+    /// Whose it is: threads are owned by subjects.
+    pub subject: String,
+    /// Operators see every thread and the artifacts.
+    #[serde(default)]
+    pub operator: bool,
+}
+
+/// A model provider.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The wire format: openai-chat, openai-responses, anthropic, gemini.
+    pub format: String,
+    /// Base URL (defaults to the provider's public API).
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+}
+
+/// An agent.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// `provider:model`, the provider named in `[providers]` or a wire
+    /// format with its default settings (`anthropic:claude-sonnet-4-5`).
+    pub model: String,
+    /// System instructions.
+    pub instructions: Option<String>,
+    /// Tool names from `[tools]`.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Model calls per run.
+    pub max_model_calls: Option<u32>,
+    /// Invalid-argument calls tolerated per run.
+    pub max_invalid_arguments: Option<u32>,
+    /// Tool timeout.
+    pub tool_timeout_ms: Option<u64>,
+    /// `return_to_model`, `return_generic` or `fail`.
+    #[schemars(with = "Option<String>")]
+    pub on_tool_exception: Option<parlance_agent::OnToolException>,
+    /// Output token limit.
+    pub max_tokens: Option<u32>,
+}
+
+/// A tool the server runs without Rust code.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    /// `external` (the client answers the call) or `http` (the server POSTs
+    /// the validated arguments to `url`).
+    pub kind: String,
+    /// What the model reads.
+    pub description: String,
+    /// JSON Schema of the arguments, as JSON text.
+    pub input_schema: String,
+    /// `http`: where to POST.
+    pub url: Option<String>,
+    /// `http`: the call's timeout (default: the agent's).
+    pub timeout_ms: Option<u64>,
+}
+
+impl ToolConfig {
+    /// The parsed input schema.
+    pub fn schema(&self, name: &str) -> Result<Value, String> {
+        serde_json::from_str(&self.input_schema)
+            .map_err(|e| format!("tools.{name}.input_schema: not JSON: {e}"))
+    }
+}
+
+impl Config {
+    /// Reads a TOML file (none: defaults) and applies the environment.
+    pub fn load(path: Option<&str>) -> Result<Config, String> {
+        let mut c = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
+                toml::from_str::<Config>(&text).map_err(|e| format!("{p}: {e}"))?
+            }
+            None => Config::default(),
+        };
+        c.apply_env(|k| std::env::var(k).ok())?;
+        Ok(c)
+    }
+
+    /// Applies environment settings (through `get`, for tests).
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+        if let Some(v) = get("PARLANCE_LISTEN") {
+            self.listen = Some(v);
+        }
+        if let Some(v) = get("PARLANCE_STORE_URL") {
+            self.store.url = Some(v);
+        }
+        if let Some(v) = get("PARLANCE_MAX_BODY_BYTES") {
+            self.max_body_bytes = Some(
+                v.parse()
+                    .map_err(|_| format!("PARLANCE_MAX_BODY_BYTES: not a number: {v:?}"))?,
+            );
+        }
+        for (var, operator) in [
+            ("PARLANCE_API_TOKENS", false),
+            ("PARLANCE_OPERATOR_TOKENS", true),
+        ] {
+            if let Some(list) = get(var) {
+                for pair in list.split(',').filter(|p| !p.trim().is_empty()) {
+                    let (subject, token) = pair.split_once('=').ok_or_else(|| {
+                        format!("{var}: expected subject=token pairs, got {pair:?}")
+                    })?;
+                    self.auth.tokens.push(TokenConfig {
+                        token: token.trim().to_string(),
+                        subject: subject.trim().to_string(),
+                        operator,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

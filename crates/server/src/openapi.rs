@@ -1,0 +1,80 @@
+//! The OpenAPI 3.1 document, generated from the handlers' request types and
+//! the canonical format's types (schemars), with the paths declared here.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Value, json};
+
+use crate::api::{DecisionsRequest, ErrorBody, NewThread, RunRequest};
+use parlance_format::Response;
+
+/// The document.
+pub fn openapi() -> Value {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "/components/schemas".into())
+        .into_generator();
+    let mut refs = serde_json::Map::new();
+    fn add<T: JsonSchema>(
+        g: &mut schemars::SchemaGenerator,
+        refs: &mut serde_json::Map<String, Value>,
+        name: &str,
+    ) {
+        refs.insert(name.to_string(), g.subschema_for::<T>().to_value());
+    }
+    add::<RunRequest>(&mut generator, &mut refs, "RunRequest");
+    add::<DecisionsRequest>(&mut generator, &mut refs, "DecisionsRequest");
+    add::<NewThread>(&mut generator, &mut refs, "NewThread");
+    add::<ErrorBody>(&mut generator, &mut refs, "ErrorBody");
+    add::<Response>(&mut generator, &mut refs, "Response");
+    let mut schemas: serde_json::Map<String, Value> =
+        generator.take_definitions(true).into_iter().collect();
+    for (name, r) in &refs {
+        if !schemas.contains_key(name) {
+            schemas.insert(name.clone(), r.clone());
+        }
+    }
+    let schema = |name: &str| refs.get(name).cloned().unwrap_or(json!({}));
+    let error = |desc: &str| json!({"description": desc, "content": {"application/json": {"schema": schema("ErrorBody")}}});
+    let json_body = |name: &str| json!({"required": true, "content": {"application/json": {"schema": schema(name)}}});
+    let response = json!({"description": "The run's response envelope.", "content": {
+        "application/json": {"schema": schema("Response")},
+        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, run_completed (data: the response)."}}
+    }});
+    let object = |desc: &str| json!({"description": desc, "content": {"application/json": {"schema": {"type": "object"}}}});
+    let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Parlance API", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Runs, approvals and threads. Messages are Parlance's canonical format (docs/format.md)."},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/v1/runs": {"post": {"operationId": "createRun", "summary": "Run an agent (stateless with turns, or on a thread)",
+                "requestBody": json_body("RunRequest"),
+                "responses": {"200": response, "400": error("Invalid request (the message names the JSON path)"),
+                              "401": error("Missing or unknown token"), "404": error("No such thread"),
+                              "409": error("The thread is busy with another run"), "413": error("Body too large")}}},
+            "/v1/runs/{id}/decisions": {"post": {"operationId": "decide", "summary": "Decide pending calls; the run resumes",
+                "parameters": id("id"), "requestBody": json_body("DecisionsRequest"),
+                "responses": {"200": response, "400": error("Invalid request or refused decision"), "401": error("Missing or unknown token"),
+                              "404": error("No such run"), "409": error("The run is not waiting for decisions")}}},
+            "/v1/threads": {
+                "post": {"operationId": "createThread", "requestBody": {"required": false, "content": {"application/json": {"schema": schema("NewThread")}}},
+                         "responses": {"201": object("The thread"), "401": error("Missing or unknown token")}},
+                "get": {"operationId": "listThreads", "parameters": [
+                            {"name": "after", "in": "query", "required": false, "schema": {"type": "string"}},
+                            {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}],
+                        "responses": {"200": object("{items, next}: the caller's threads"), "401": error("Missing or unknown token")}}},
+            "/v1/threads/{id}": {
+                "get": {"operationId": "getThread", "parameters": id("id"),
+                        "responses": {"200": object("{thread, messages, runs, artifacts (operators only)}"), "404": error("No such thread")}},
+                "delete": {"operationId": "deleteThread", "parameters": id("id"),
+                           "responses": {"204": {"description": "Deleted with its messages, runs and artifacts"}, "404": error("No such thread"),
+                                         "409": error("A run is active on the thread")}}},
+            "/healthz": {"get": {"operationId": "health", "security": [], "responses": {"200": {"description": "ok"}}}}
+        },
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
+        }
+    })
+}
