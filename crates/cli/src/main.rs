@@ -1,6 +1,7 @@
 //! `parlance`: the command-line face of Parlance.
 
 mod convert;
+mod interactive;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -62,6 +63,44 @@ enum Command {
         /// The input file (`-` or nothing: standard input).
         #[arg(default_value = "-")]
         file: String,
+    },
+    /// Run an agent once: the answer streams to stdout, tool activity to stderr.
+    ///
+    /// Exit status: 0 completed, 1 failed, 3 waiting for approval.
+    ///
+    /// Example: parlance run --config parlance.toml "Where is order A-17?"
+    Run {
+        /// What to ask.
+        prompt: String,
+        /// The TOML configuration (providers, agents, tools).
+        #[arg(long, env = "PARLANCE_CONFIG")]
+        config: Option<String>,
+        /// Which agent of the configuration (default: the only one).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Or a model, `provider:model` (e.g. anthropic:claude-sonnet-4-5), with no tools.
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the response envelope as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Talk with an agent on a stored thread; approvals are asked at the prompt.
+    ///
+    /// Example: parlance chat --config parlance.toml --agent support
+    Chat {
+        /// The TOML configuration (providers, agents, tools, store).
+        #[arg(long, env = "PARLANCE_CONFIG")]
+        config: Option<String>,
+        /// Which agent (default: the only one).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Or a model, `provider:model`.
+        #[arg(long)]
+        model: Option<String>,
+        /// Continue this thread (default: a new one).
+        #[arg(long)]
+        thread: Option<String>,
     },
     /// Run the HTTP API server.
     ///
@@ -159,6 +198,41 @@ fn run(command: Command) -> Result<ExitCode, String> {
             store,
             json,
         } => threads(action, store, json),
+        Command::Run {
+            prompt,
+            config,
+            agent,
+            model,
+            json,
+        } => {
+            let config = parlance_server::Config::load(config.as_deref())?;
+            runtime()?.block_on(async move {
+                parlance_providers::transport::install_crypto();
+                let agent = interactive::agent(&config, agent.as_deref(), model.as_deref())?;
+                interactive::run(agent, prompt, json).await
+            })
+        }
+        Command::Chat {
+            config,
+            agent,
+            model,
+            thread,
+        } => {
+            let config = parlance_server::Config::load(config.as_deref())?;
+            runtime()?.block_on(async move {
+                parlance_providers::transport::install_crypto();
+                let agent = interactive::agent(&config, agent.as_deref(), model.as_deref())?;
+                let url = config
+                    .store
+                    .url
+                    .clone()
+                    .unwrap_or_else(|| "./parlance.db".into());
+                let store = parlance_store::Store::open(&url)
+                    .await
+                    .map_err(|e| format!("store {url}: {e}"))?;
+                interactive::chat(agent, store, thread).await
+            })
+        }
         Command::Convert {
             from,
             to,

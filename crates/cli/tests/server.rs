@@ -435,3 +435,114 @@ async fn malformed_bodies_never_get_a_5xx() {
     }
     assert_eq!(sent, 450);
 }
+
+fn parlance_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_parlance"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// The same answer as a Chat Completions stream.
+fn chat_stream(message: Value) -> Reply {
+    let finish = if message["tool_calls"].is_array() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let mut delta = message.clone();
+    if let Some(calls) = delta["tool_calls"].as_array_mut() {
+        for (i, c) in calls.iter_mut().enumerate() {
+            c["index"] = json!(i);
+        }
+    }
+    let chunk = |d: Value, f: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}).to_string()
+    };
+    let chunks = sse_frames(&[
+        ("", chunk(delta, Value::Null)),
+        ("", chunk(json!({}), json!(finish))),
+        ("", "[DONE]".into()),
+    ]);
+    Reply::Sse { chunks, cut: false }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parlance_run_streams_the_answer_and_shows_tool_activity() {
+    let provider = ReplayServer::start(vec![
+        chat_stream(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat_stream(text("Order A-17 has shipped.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![Reply::json(200, &json!({"status": "shipped"}))]).await;
+    let dir = temp_dir();
+    let cfg = config(&dir, &provider.url, &tool.url, "");
+    let cfg = cfg.to_str().unwrap().to_string();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        parlance_with_stdin(
+            &[
+                "run",
+                "--config",
+                &cfg,
+                "--agent",
+                "support",
+                "Where is order A-17?",
+            ],
+            "",
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "Order A-17 has shipped.");
+    assert!(err.contains("call lookup_order {\"id\":\"A-17\"}"), "{err}");
+    assert!(err.contains("← lookup_order ok"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parlance_chat_asks_for_approval_at_the_prompt() {
+    let provider = ReplayServer::start(vec![
+        chat(call("call_9", "refund", json!({"amount": 40}))),
+        chat(text("Refund sent.")),
+    ])
+    .await;
+    let dir = temp_dir();
+    let cfg = config(&dir, &provider.url, "http://127.0.0.1:9", "");
+    let cfg = cfg.to_str().unwrap().to_string();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        parlance_with_stdin(
+            &["chat", "--config", &cfg, "--agent", "support"],
+            "Refund my 40 EUR\nn\nrefund #77 issued\n\n",
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("refund {\"amount\":40} — [a]pprove, [r]eject, [e]dit, a[n]swer?"),
+        "{err}"
+    );
+    assert_eq!(out.trim(), "Refund sent.");
+    // The reviewer's answer reached the model as the tool's result.
+    let sent = &provider.received()[1].body["messages"];
+    assert_eq!(
+        sent.as_array().unwrap().last().unwrap()["content"],
+        "refund #77 issued"
+    );
+}

@@ -571,3 +571,15 @@ async fn gemini_streams_over_http_with_crlf_framing() {
         "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse"
     );
 }
+
+#[tokio::test]
+async fn a_json_answer_to_a_stream_request_is_not_retried() {
+    let recorded = json_file(&fixture("openai-chat", "vercel__openai-text.json"));
+    let server = ReplayServer::start(vec![Reply::json(200, &recorded)]).await;
+    let (_, m) = collect(&openai(&server), &request()).await;
+    assert!(
+        matches!(&m, Err(ModelError::MalformedResponse { message }) if message.starts_with("expected an event stream")),
+        "{m:?}"
+    );
+    assert_eq!(server.received().len(), 1);
+}

@@ -263,6 +263,17 @@ impl Transport {
             loop {
                 let mut emitted = false;
                 let (err, hint) = match this.send(&req).await {
+                    Ok(resp) if resp.status().is_success() && is_json(&resp) => {
+                        // A 200 with a JSON body where a stream was asked for:
+                        // the server does not stream; retrying won't change that.
+                        let body = this.read_body(resp).await.unwrap_or_default();
+                        let text: String =
+                            String::from_utf8_lossy(&body).chars().take(200).collect();
+                        let _ = tx.unbounded_send(Err(ModelError::MalformedResponse {
+                            message: format!("expected an event stream, got a JSON body: {text}"),
+                        }));
+                        return;
+                    }
                     Ok(resp) if resp.status().is_success() => {
                         match this.pump(resp, decoder(), &tx, &mut emitted).await {
                             Ok(()) => return,
@@ -358,6 +369,13 @@ impl Transport {
     ) -> EventStream<'static> {
         self.post_sse(req, format.classify, format.stream_decoder)
     }
+}
+
+fn is_json(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 /// Splits raw SSE text (as recorded) into `(event, data)` pairs, with the
