@@ -412,6 +412,26 @@ impl Agent {
         self.drive(&mut state, &hooks).await
     }
 
+    /// [`Agent::run_stream`] with a checkpoint.
+    pub fn run_stream_with_checkpoint(
+        &self,
+        input: RunInput,
+        checkpoint: Arc<dyn Checkpoint>,
+    ) -> impl Stream<Item = RunEvent> + Send + 'static {
+        let (tx, rx) = mpsc::unbounded();
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let mut state = agent.start(input);
+            let hooks = Hooks {
+                tx: Some(tx),
+                checkpoint: Some(checkpoint),
+            };
+            let response = agent.drive(&mut state, &hooks).await;
+            emit(&hooks.tx, RunEvent::RunCompleted(response));
+        });
+        rx
+    }
+
     /// [`Agent::resume`] with a checkpoint.
     pub async fn resume_with_checkpoint(
         &self,

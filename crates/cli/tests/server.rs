@@ -292,6 +292,37 @@ async fn streaming_answers_with_server_sent_events() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_a_run_on_a_thread_stores_it_too() {
+    let chunks = sse_frames(&[
+        ("", json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Stored and streamed."}, "finish_reason": "stop"}]}).to_string()),
+        ("", "[DONE]".to_string()),
+    ]);
+    let provider = ReplayServer::start(vec![Reply::Sse { chunks, cut: false }]).await;
+    let dir = temp_dir();
+    let server = start(&config(&dir, &provider.url, "http://127.0.0.1:9", ""));
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let id = t["id"].as_str().unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/runs", server.url))
+        .header("content-type", "application/json")
+        .body(
+            json!({"agent": "support", "input": "Hi", "thread_id": id, "stream": true}).to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let body = resp.text().await.unwrap();
+    let events = parlance_providers::transport::parse_sse(&body);
+    assert_eq!(events.last().unwrap().0, "run_completed");
+    let (_, thread) = get(&server.url, &format!("/v1/threads/{id}"), None).await;
+    assert_eq!(thread["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        thread["runs"][0]["status"], "completed",
+        "the outcome is stored before run_completed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_invalid_requests_and_the_openapi_document() {
     let provider = ReplayServer::start(vec![]).await;
     let dir = temp_dir();
@@ -434,6 +465,24 @@ async fn malformed_bodies_never_get_a_5xx() {
         }
     }
     assert_eq!(sent, 450);
+    // Query strings, paths and methods too.
+    for (method, path) in [
+        ("GET", "/v1/threads?limit=abc"),
+        ("GET", "/v1/threads?limit=-1&after=%ff"),
+        ("GET", "/v1/threads/nope"),
+        ("DELETE", "/v1/threads/nope"),
+        ("GET", "/v1/nothing"),
+        ("PUT", "/v1/runs"),
+        ("POST", "/v1/runs/x/decisions/y"),
+    ] {
+        let resp = client
+            .request(method.parse().unwrap(), format!("{}{path}", server.url))
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        assert!((400..500).contains(&status), "{method} {path}: {status}");
+    }
 }
 
 fn parlance_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {

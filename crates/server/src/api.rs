@@ -191,7 +191,7 @@ pub struct RunRequest {
     /// Run on a stored thread instead (stateful multi-turn).
     #[serde(default)]
     pub thread_id: Option<String>,
-    /// Answer with server-sent events (stateless runs).
+    /// Answer with server-sent events.
     #[serde(default)]
     pub stream: bool,
 }
@@ -294,10 +294,14 @@ pub async fn create_run(
                 "turns: not allowed with thread_id (the thread holds the history)",
             ));
         }
-        if req.stream {
-            return Err(bad("stream: not supported with thread_id yet"));
-        }
         owned_thread(&state, &who, thread).await?;
+        if req.stream {
+            let events = ThreadRunner::new(state.store.clone(), agent)
+                .run_stream(thread, input)
+                .await?;
+            let events = events.map(|e| Ok::<_, Infallible>(sse_event(&e)));
+            return Ok(Sse::new(events).into_response());
+        }
         let r = ThreadRunner::new(state.store.clone(), agent)
             .run(thread, input)
             .await?;
@@ -438,9 +442,10 @@ pub async fn create_thread(
 pub async fn list_threads(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    Query(q): Query<ListQuery>,
+    q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<HttpResponse, ApiError> {
     let who = principal(&state, &headers)?;
+    let Query(q) = q.map_err(|e| bad(format!("(query): {}", e.body_text())))?;
     let owner = if who.operator {
         None
     } else {
@@ -498,4 +503,13 @@ pub async fn delete_thread(
     owned_thread(&state, &who, &id).await?;
     state.store.delete_thread(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Any other path or method: a JSON 404.
+pub async fn fallback() -> ApiError {
+    ApiError(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such endpoint (see /openapi.json)".into(),
+    )
 }

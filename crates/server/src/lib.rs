@@ -90,6 +90,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
+        .fallback(api::fallback)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
 }

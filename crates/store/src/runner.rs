@@ -95,6 +95,58 @@ impl ThreadRunner {
         Ok(response)
     }
 
+    /// [`ThreadRunner::run`] as a stream of events; the last one,
+    /// `RunCompleted`, comes after the run's outcome is stored.
+    pub async fn run_stream(
+        &self,
+        thread: &str,
+        input: Vec<Message>,
+    ) -> Result<impl futures::Stream<Item = parlance_agent::RunEvent> + Send + 'static, StoreError>
+    {
+        use futures::StreamExt;
+        use parlance_agent::RunEvent;
+        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
+        let prepared = async {
+            let history = self.store.history(&active.thread_id).await?;
+            self.store.append(&active, &input).await?;
+            Ok::<_, StoreError>(history)
+        }
+        .await;
+        let history = match prepared {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = self
+                    .store
+                    .finish_run(&active, &failed_response(&active, &e))
+                    .await;
+                return Err(e);
+            }
+        };
+        let checkpoint = Arc::new(StoreCheckpoint {
+            store: self.store.clone(),
+            run: active.clone(),
+        });
+        let run_input = RunInput {
+            input,
+            turns: vec![Turn { messages: history }],
+            run_id: Some(active.id.clone()),
+            thread_id: Some(active.thread_id.clone()),
+        };
+        let events = self.agent.run_stream_with_checkpoint(run_input, checkpoint);
+        let store = self.store.clone();
+        Ok(events.then(move |e| {
+            let (store, active) = (store.clone(), active.clone());
+            async move {
+                if let RunEvent::RunCompleted(r) = &e
+                    && let Err(err) = store.finish_run(&active, r).await
+                {
+                    tracing::error!(run = %active.id, error = %err, "the run's outcome could not be stored");
+                }
+                e
+            }
+        }))
+    }
+
     /// Runs `thread` again with no new input (after a failed run: the
     /// history already holds what the model needs).
     pub async fn retry(&self, thread: &str) -> Result<Response, StoreError> {
