@@ -595,3 +595,40 @@ async fn parlance_chat_asks_for_approval_at_the_prompt() {
         "refund #77 issued"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_runs_in_flight_finish() {
+    let provider = ReplayServer::start(vec![Reply::Delayed(
+        800,
+        Box::new(chat(text("Finished despite the shutdown."))),
+    )])
+    .await;
+    let dir = temp_dir();
+    let mut server = start(&config(&dir, &provider.url, "http://127.0.0.1:9", ""));
+    let url = server.url.clone();
+    let in_flight = tokio::spawn(async move {
+        post(
+            &url,
+            "/v1/runs",
+            &json!({"agent": "support", "input": "Hi"}),
+            None,
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (status, r) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["output"], "Finished despite the shutdown.");
+    let exit = tokio::task::spawn_blocking(move || server.child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(exit.success(), "the server exits cleanly: {exit:?}");
+}

@@ -38,7 +38,11 @@
 //!
 //! Environment: `PARLANCE_LISTEN`, `PARLANCE_STORE_URL`,
 //! `PARLANCE_API_TOKENS` (`subject=token,subject=token`),
-//! `PARLANCE_OPERATOR_TOKENS` (same form), `PARLANCE_MAX_BODY_BYTES`.
+//! `PARLANCE_OPERATOR_TOKENS` (same form), `PARLANCE_MAX_BODY_BYTES`; and
+//! any setting at all as `PARLANCE__` + its path with `__` between the parts
+//! (`PARLANCE__AGENTS__SUPPORT__MODEL=anthropic:claude-sonnet-4-5`,
+//! `PARLANCE__PROVIDERS__OPENAI__BASE_URL=...`); the value is read as a TOML
+//! value when it is one (`10`, `true`, `["a", "b"]`), else as a string.
 
 use std::collections::BTreeMap;
 
@@ -167,15 +171,55 @@ impl ToolConfig {
 impl Config {
     /// Reads a TOML file (none: defaults) and applies the environment.
     pub fn load(path: Option<&str>) -> Result<Config, String> {
-        let mut c = match path {
-            Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
-                toml::from_str::<Config>(&text).map_err(|e| format!("{p}: {e}"))?
-            }
-            None => Config::default(),
+        let (text, origin) = match path {
+            Some(p) => (
+                std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?,
+                p.to_string(),
+            ),
+            None => (String::new(), "the environment".to_string()),
         };
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        let mut c =
+            Config::from_toml_with_env(&text, &vars).map_err(|e| format!("{origin}: {e}"))?;
         c.apply_env(|k| std::env::var(k).ok())?;
         Ok(c)
+    }
+
+    /// Parses TOML, then sets every `PARLANCE__A__B=value` of `vars` at
+    /// the path `a.b` before reading the settings.
+    pub fn from_toml_with_env(text: &str, vars: &[(String, String)]) -> Result<Config, String> {
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut overrides: Vec<&(String, String)> = vars
+            .iter()
+            .filter(|(k, _)| k.starts_with("PARLANCE__"))
+            .collect();
+        overrides.sort();
+        for (key, value) in overrides {
+            let path: Vec<String> = key["PARLANCE__".len()..]
+                .split("__")
+                .map(str::to_lowercase)
+                .collect();
+            let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(value.clone()));
+            let mut table = &mut doc;
+            for (i, part) in path.iter().enumerate() {
+                if i + 1 == path.len() {
+                    table.insert(part.clone(), parsed.clone());
+                    break;
+                }
+                let entry = table
+                    .entry(part.clone())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                table = entry
+                    .as_table_mut()
+                    .ok_or_else(|| format!("{key}: {part} is not a table"))?;
+            }
+        }
+        toml::Value::Table(doc)
+            .try_into::<Config>()
+            .map_err(|e| e.to_string())
     }
 
     /// Applies environment settings (through `get`, for tests).
@@ -210,5 +254,71 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_setting_comes_from_the_environment() {
+        let text = "listen = \"127.0.0.1:1\"\n[agents.support]\nmodel = \"openai-chat:gpt-4o\"\n";
+        let vars = vec![
+            (
+                "PARLANCE__AGENTS__SUPPORT__MODEL".to_string(),
+                "anthropic:claude-sonnet-4-5".to_string(),
+            ),
+            (
+                "PARLANCE__AGENTS__SUPPORT__MAX_MODEL_CALLS".to_string(),
+                "4".to_string(),
+            ),
+            (
+                "PARLANCE__PROVIDERS__LOCAL__FORMAT".to_string(),
+                "openai-chat".to_string(),
+            ),
+            (
+                "PARLANCE__PROVIDERS__LOCAL__BASE_URL".to_string(),
+                "http://127.0.0.1:9/v1".to_string(),
+            ),
+            ("PARLANCE__LISTEN".to_string(), "127.0.0.1:2".to_string()),
+            ("OTHER".to_string(), "x".to_string()),
+        ];
+        let c = Config::from_toml_with_env(text, &vars).unwrap();
+        assert_eq!(c.listen.as_deref(), Some("127.0.0.1:2"));
+        assert_eq!(c.agents["support"].model, "anthropic:claude-sonnet-4-5");
+        assert_eq!(c.agents["support"].max_model_calls, Some(4));
+        assert_eq!(
+            c.providers["local"].base_url.as_deref(),
+            Some("http://127.0.0.1:9/v1")
+        );
+        let bad = vec![(
+            "PARLANCE__AGENTS__SUPPORT__COLOUR".to_string(),
+            "red".to_string(),
+        )];
+        let e = Config::from_toml_with_env(text, &bad).unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn token_lists_from_the_environment() {
+        let mut c = Config::default();
+        c.apply_env(|k| (k == "PARLANCE_API_TOKENS").then(|| "alice=t1, bob=t2".to_string()))
+            .unwrap();
+        assert_eq!(c.auth.tokens.len(), 2);
+        assert_eq!(
+            (
+                c.auth.tokens[1].subject.as_str(),
+                c.auth.tokens[1].token.as_str()
+            ),
+            ("bob", "t2")
+        );
+        let e = Config::default()
+            .apply_env(|k| (k == "PARLANCE_API_TOKENS").then(|| "nope".to_string()))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "PARLANCE_API_TOKENS: expected subject=token pairs, got \"nope\""
+        );
     }
 }

@@ -21,6 +21,8 @@ pub enum Reply {
     /// `200 text/event-stream`, written chunk by chunk; when `cut`, the
     /// connection is dropped before the stream is finished.
     Sse { chunks: Vec<String>, cut: bool },
+    /// Another reply, after a delay (milliseconds).
+    Delayed(u64, Box<Reply>),
 }
 
 impl Reply {
@@ -153,7 +155,15 @@ impl ReplayServer {
                 headers: vec![],
                 body: "{\"error\": {\"message\": \"the replay script is exhausted\"}}".into(),
             });
+        let reply = match reply {
+            Reply::Delayed(ms, inner) => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                *inner
+            }
+            other => other,
+        };
         match reply {
+            Reply::Delayed(..) => unreachable!("unwrapped above"),
             Reply::Full {
                 status,
                 headers,
