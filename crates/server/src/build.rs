@@ -10,8 +10,18 @@ use serde_json::Value;
 
 use crate::config::{AgentConfig, Config};
 
-/// A model from `provider:model`.
+/// A model from `provider:model`; `local` is the embedded default model,
+/// `local:PATH` a GGUF file.
 pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
+    if spec == "local" || spec.starts_with("local:") {
+        let path = match spec.strip_prefix("local:") {
+            Some(p) => std::path::PathBuf::from(p),
+            None => parlance_local::default_model_path(),
+        };
+        return Ok(Arc::new(
+            parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
+        ));
+    }
     let (provider, model) = spec
         .split_once(':')
         .ok_or_else(|| format!("model: expected \"provider:model\", got {spec:?}"))?;
