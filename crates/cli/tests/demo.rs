@@ -57,3 +57,33 @@ fn the_demo_calls_a_real_tool_with_a_local_model() {
         .unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("parlance demo"));
 }
+
+#[test]
+fn model_pull_from_a_path_checks_it_is_gguf() {
+    let dir = std::env::temp_dir().join(format!("parlance-pull-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("fake.gguf");
+    std::fs::write(&fake, b"GGUF\x03\x00tiny").unwrap();
+    let bad = dir.join("bad.gguf");
+    std::fs::write(&bad, b"not a model").unwrap();
+    let cache = dir.join("cache");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_parlance"))
+            .args(args)
+            .env("PARLANCE_MODELS", &cache)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&["model", "pull", "--path", fake.to_str().unwrap()]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(cache.join("fake.gguf").exists());
+    let listed = run(&["model", "list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("fake.gguf"));
+    let refused = run(&["model", "pull", "--path", bad.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not a GGUF model file"));
+}
