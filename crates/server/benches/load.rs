@@ -185,5 +185,10 @@ input_schema = '{{"type": "object"}}'
             "  CPU per run  {:.3} ms (whole process: server, store-less stateless runs, the mock provider and the load client)",
             cpu.as_secs_f64() * 1000.0 / runs as f64
         );
+        let peak = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.trim_start_matches("VmHWM:").trim().to_string()))
+            .unwrap_or_else(|| "unknown".into());
+        println!("  peak RSS     {peak} (the same whole process)");
     });
 }
