@@ -632,3 +632,53 @@ async fn sigterm_lets_runs_in_flight_finish() {
         .unwrap();
     assert!(exit.success(), "the server exits cleanly: {exit:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_pull_from_a_url() {
+    let files = ReplayServer::start(vec![
+        Reply::Full {
+            status: 200,
+            headers: vec![],
+            body: "GGUF\u{3}tiny model".into(),
+        },
+        Reply::Full {
+            status: 200,
+            headers: vec![],
+            body: "<html>not a model</html>".into(),
+        },
+    ])
+    .await;
+    let cache = temp_dir().join("models");
+    let url = format!("{}/files/tiny.gguf", files.url);
+    let (cache2, url2) = (cache.clone(), url.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_parlance"))
+            .args(["model", "pull", "--url", &url2])
+            .env("PARLANCE_MODELS", &cache2)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(cache.join("tiny.gguf")).unwrap(),
+        b"GGUF\x03tiny model"
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_parlance"))
+            .args(["model", "pull", "--url", &url])
+            .env("PARLANCE_MODELS", &cache)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a GGUF model file"));
+    assert_eq!(files.received()[0].path, "/files/tiny.gguf");
+}
