@@ -423,3 +423,57 @@ fn sorted_json(v: &Value, out: &mut String) {
         other => out.push_str(&other.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_approval_digest_ignores_key_order_but_not_values_ids_or_names() {
+        let a = approval_digest(
+            "c1",
+            "refund",
+            &json!({"amount": 20, "order": {"id": "A-1", "lines": [1, 2]}}),
+        );
+        let same = approval_digest(
+            "c1",
+            "refund",
+            &json!({"order": {"lines": [1, 2], "id": "A-1"}, "amount": 20}),
+        );
+        assert_eq!(a, same, "any language's JSON writer gives the same digest");
+        assert!(a.starts_with("sha256:") && a.len() == 7 + 64);
+        assert_ne!(
+            a,
+            approval_digest(
+                "c1",
+                "refund",
+                &json!({"amount": 21, "order": {"id": "A-1", "lines": [1, 2]}})
+            )
+        );
+        assert_ne!(
+            a,
+            approval_digest(
+                "c1",
+                "refund",
+                &json!({"amount": 20, "order": {"id": "A-1", "lines": [2, 1]}})
+            )
+        );
+        assert_ne!(
+            a,
+            approval_digest(
+                "c2",
+                "refund",
+                &json!({"amount": 20, "order": {"id": "A-1", "lines": [1, 2]}})
+            )
+        );
+        assert_ne!(
+            a,
+            approval_digest(
+                "c1",
+                "charge",
+                &json!({"amount": 20, "order": {"id": "A-1", "lines": [1, 2]}})
+            )
+        );
+    }
+}
