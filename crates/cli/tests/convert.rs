@@ -1,5 +1,5 @@
 //! `parlance convert` driven as a user would, over every fixture of the
-//! supported providers in `../shared/fixtures/`.
+//! supported providers in `testdata/providers/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ fn ok(args: &[&str], stdin: &str) -> Value {
 
 fn fixtures(dir: &str) -> Vec<PathBuf> {
     let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures")
+        .join("../../testdata/providers")
         .join(dir);
     let mut v: Vec<PathBuf> = std::fs::read_dir(&base)
         .unwrap_or_else(|e| panic!("{}: {e}", base.display()))
@@ -214,7 +214,7 @@ fn every_gemini_fixture() {
 #[test]
 fn across_providers_with_warnings_on_stderr() {
     let doc = yaml(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-        "../../../shared/fixtures/anthropic/pydantic__test_anthropic_tool_with_thinking.yaml",
+        "../../testdata/providers/anthropic/pydantic__test_anthropic_tool_with_thinking.yaml",
     ));
     let body = doc["interactions"][1]["request"]["parsed_body"].to_string();
     let (code, out, err) = parlance(

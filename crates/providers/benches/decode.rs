@@ -1,6 +1,6 @@
 //! Provider translation costs: decode throughput (MB/s) of a large
 //! response, and the cost per SSE event of the stream decoders, over the
-//! recorded fixtures in `../shared/fixtures/`.
+//! recorded fixtures in `testdata/providers/`.
 //!
 //! Run: `cargo bench -p parlance-providers --bench decode`
 
@@ -14,9 +14,10 @@ fn main() {
     divan::main();
 }
 
-fn shared(path: &str) -> String {
+/// A recorded payload from the repository's `testdata/providers/`.
+fn fixture(path: &str) -> String {
     let p = format!(
-        "{}/../../../shared/fixtures/{path}",
+        "{}/../../testdata/providers/{path}",
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
@@ -45,7 +46,7 @@ fn openai_decode_large_response(b: Bencher) {
 
 #[divan::bench]
 fn openai_stream_per_event(b: Bencher) {
-    let lines: Vec<String> = shared("openai-chat/vercel__openai-text.chunks.txt")
+    let lines: Vec<String> = fixture("openai-chat/vercel__openai-text.chunks.txt")
         .lines()
         .map(str::to_string)
         .collect();
@@ -60,7 +61,7 @@ fn openai_stream_per_event(b: Bencher) {
 
 #[divan::bench]
 fn anthropic_stream_per_event(b: Bencher) {
-    let doc: serde_yaml::Value = serde_yaml::from_str(&shared(
+    let doc: serde_yaml::Value = serde_yaml::from_str(&fixture(
         "anthropic/pydantic__test_anthropic_model_thinking_part_stream.yaml",
     ))
     .unwrap();
@@ -80,7 +81,7 @@ fn anthropic_stream_per_event(b: Bencher) {
 
 #[divan::bench]
 fn sse_framing_per_event(b: Bencher) {
-    let doc: serde_yaml::Value = serde_yaml::from_str(&shared(
+    let doc: serde_yaml::Value = serde_yaml::from_str(&fixture(
         "anthropic/pydantic__test_anthropic_model_thinking_part_stream.yaml",
     ))
     .unwrap();

@@ -11,7 +11,7 @@ use parlance_model::{ModelRequest, Reasoning};
 use serde_json::{Value, json};
 
 fn cassette(dir: &str, name: &str) -> Value {
-    yaml_file(&common::shared().join("fixtures").join(dir).join(name))
+    yaml_file(&common::fixture(dir, name))
 }
 
 /// A whole conversation as the producing provider left it: its first

@@ -1,4 +1,4 @@
-//! Every recorded fixture of OpenAI Chat and Anthropic in `../shared/fixtures/`
+//! Every recorded fixture of OpenAI Chat and Anthropic in `testdata/providers/`
 //! is decoded, streaming and not; every request Parlance builds from them
 //! validates against the provider's official OpenAPI schema; recorded
 //! requests (follow-ups included) re-encode field for field; a follow-up's
@@ -304,7 +304,7 @@ fn every_gemini_fixture() {
 }
 
 fn fixture(dir: &str, name: &str) -> std::path::PathBuf {
-    common::shared().join("fixtures").join(dir).join(name)
+    common::fixture(dir, name)
 }
 
 #[test]

@@ -45,7 +45,7 @@ fn anthropic(server: &ReplayServer) -> Anthropic {
 }
 
 fn fixture(dir: &str, name: &str) -> std::path::PathBuf {
-    common::shared().join("fixtures").join(dir).join(name)
+    common::fixture(dir, name)
 }
 
 fn request() -> ModelRequest {
@@ -207,8 +207,10 @@ async fn client_errors_and_quota_are_not_retried() {
     );
     assert_eq!(server.received().len(), 1);
 
-    let quota =
-        json_file(&common::shared().join("fixtures/openai-responses/vercel__openai-error.1.json"));
+    let quota = json_file(&common::fixture(
+        "openai-responses",
+        "vercel__openai-error.1.json",
+    ));
     let server = ReplayServer::start(vec![Reply::json(429, &quota)]).await;
     let e = openai(&server).generate(&request()).await.unwrap_err();
     assert!(matches!(e, ModelError::QuotaExceeded { .. }), "{e:?}");

@@ -297,10 +297,10 @@ fn own_opaque_data_goes_back_to_its_provider() {
 #[test]
 fn responses_reasoning_and_gemini_signatures_go_back_byte_exact_after_a_reload() {
     // A recorded Responses reasoning item with encrypted content.
-    let doc = common::json_file(
-        &common::shared()
-            .join("fixtures/openai-responses/vercel__openai-reasoning-encrypted-content.1.json"),
-    );
+    let doc = common::json_file(&common::fixture(
+        "openai-responses",
+        "vercel__openai-reasoning-encrypted-content.1.json",
+    ));
     let answer = (RESPONSES.decode_response)(&doc).unwrap();
     let reloaded = Message::from_json_str(&parlance_format::to_json(&answer)).unwrap();
     assert_eq!(reloaded, answer);
@@ -329,10 +329,10 @@ fn responses_reasoning_and_gemini_signatures_go_back_byte_exact_after_a_reload()
     }
 
     // A recorded Gemini parallel answer: the signature only on the first call.
-    let doc = common::yaml_file(
-        &common::shared()
-            .join("fixtures/gemini/pydantic__test_google_instructions_only_with_tool_calls.yaml"),
-    );
+    let doc = common::yaml_file(&common::fixture(
+        "gemini",
+        "pydantic__test_google_instructions_only_with_tool_calls.yaml",
+    ));
     let body = &doc["interactions"][0]["response"]["parsed_body"];
     let answer = (GEMINI.decode_response)(body).unwrap();
     let reloaded = Message::from_json_str(&parlance_format::to_json(&answer)).unwrap();

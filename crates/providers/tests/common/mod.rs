@@ -1,5 +1,6 @@
-//! Test support: the shared fixtures and specs (read where they are, in
-//! `../shared/`), a validator for the official OpenAPI request schemas, and
+//! Test support: the recorded fixtures and the official specs (carried in
+//! the repository's `testdata/`), a validator for the official OpenAPI
+//! request schemas, and
 //! a uniform view of each provider's pure translation functions.
 #![allow(dead_code)]
 
@@ -17,18 +18,19 @@ use parlance_providers::{
 };
 use serde_json::{Value, json};
 
-pub fn shared() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    assert!(
-        p.join("fixtures").is_dir(),
-        "../shared/fixtures is missing (looked in {})",
-        p.display()
-    );
-    p
+/// The repository's `testdata/`: `providers/<api>/` holds the recorded
+/// payloads, `specs/<provider>/` the official API descriptions.
+pub fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+/// A recorded payload: `fixture("anthropic", "x.yaml")`.
+pub fn fixture(dir: &str, name: &str) -> PathBuf {
+    testdata().join("providers").join(dir).join(name)
 }
 
 pub fn fixture_files(dir: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(shared().join("fixtures").join(dir))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(testdata().join("providers").join(dir))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -76,7 +78,7 @@ pub struct Api {
 pub const OPENAI_CHAT: Api = Api {
     dir: "openai-chat",
     endpoint: "/chat/completions",
-    spec: "openai/openapi.yaml",
+    spec: "openai/openapi.trimmed.json",
     request_component: "CreateChatCompletionRequest",
     decode_request: openai_chat::from_wire::decode_request,
     encode_request: openai_chat::to_wire::encode_request,
@@ -90,7 +92,7 @@ pub const OPENAI_CHAT: Api = Api {
 pub const ANTHROPIC: Api = Api {
     dir: "anthropic",
     endpoint: "/v1/messages",
-    spec: "anthropic/openapi.yml",
+    spec: "anthropic/openapi.trimmed.json",
     request_component: "CreateMessageParams",
     decode_request: anthropic::from_wire::decode_request,
     encode_request: anthropic::to_wire::encode_request,
@@ -104,7 +106,7 @@ pub const ANTHROPIC: Api = Api {
 pub const RESPONSES: Api = Api {
     dir: "openai-responses",
     endpoint: "/responses",
-    spec: "openai/openapi.yaml",
+    spec: "openai/openapi.trimmed.json",
     request_component: "CreateResponse",
     decode_request: openai_responses::from_wire::decode_request,
     encode_request: openai_responses::to_wire::encode_request,
@@ -251,11 +253,11 @@ fn spec_doc(spec: &str) -> Value {
     let docs = DOCS.get_or_init(Default::default);
     let mut docs = docs.lock().unwrap_or_else(|e| e.into_inner());
     let doc = docs.entry(spec.to_string()).or_insert_with(|| {
-        let path = shared().join("specs").join(spec);
-        let mut v = if spec.ends_with(".json") {
+        let path = testdata().join("specs").join(spec);
+        let mut v = if spec.ends_with(".discovery.json") {
             discovery_to_openapi(&json_file(&path))
         } else {
-            yaml_file(&path)
+            json_file(&path)
         };
         discriminated_one_of_as_any_of(&mut v);
         Box::leak(Box::new(v))
