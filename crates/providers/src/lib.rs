@@ -1,29 +1,53 @@
 //! Parlance's model providers.
 //!
-//! Each provider is a folder with the same parts: `to_wire` (canonical
-//! request → the API's request body), `from_wire` (response body →
-//! canonical message, finish reasons, usage, error bodies → typed errors;
-//! and the API's request body → canonical, for `parlance convert`),
-//! `stream` (the API's SSE events → canonical stream events). They are pure
-//! (JSON in, JSON out); the HTTP, SSE framing, timeouts and retries are in
-//! [`transport`], shared by all.
+//! A model from a string, its key from the environment:
+//!
+//! ```no_run
+//! let model = parlance_providers::model("anthropic:claude-sonnet-4-5")?;
+//! # Ok::<(), parlance_providers::BuildError>(())
+//! ```
+//!
+//! or with everything set by hand:
+//!
+//! ```no_run
+//! use parlance_providers::Provider;
+//! let model = Provider::ANTHROPIC
+//!     .model("claude-sonnet-4-5")
+//!     .api_key("sk-ant-...")
+//!     .build()?;
+//! # Ok::<(), parlance_providers::BuildError>(())
+//! ```
+//!
+//! Every provider is one [`HttpModel`]: a [`WireFormat`] (the API's pure
+//! translations) sent through the shared [`transport`] (HTTP, SSE framing,
+//! timeouts, retries). The [`registry`] names the providers (wire format,
+//! base URL, key variable). Each API is a folder with the same parts:
+//! `to_wire` (canonical request → the API's request body), `from_wire`
+//! (response body → canonical message, finish reasons, usage, error bodies
+//! → typed errors; and the API's request body → canonical, for `parlance
+//! convert`), `stream` (the API's SSE events → canonical stream events),
+//! and `mod.rs` holding its `FORMAT`. They are pure (JSON in, JSON out).
 //!
 //! Opaque data (signatures, redacted or encrypted reasoning, provider item
 //! ids) is sent back only to the provider that produced it; sent to another,
 //! it is dropped with a warning (see `docs/providers.md`).
 
 pub mod anthropic;
-pub mod formats;
+mod builder;
+pub mod format;
+mod formats;
 pub mod gemini;
+mod http_model;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod registry;
 pub mod transport;
 pub mod wire;
 
-pub use anthropic::Anthropic;
-pub use formats::{WIRE_FORMATS, WireFormat, decode_stream, wire_format};
-pub use gemini::Gemini;
-pub use openai_chat::OpenAiChat;
-pub use openai_responses::OpenAiResponses;
+pub use builder::{BuildError, DEFAULT_USER_AGENT, ModelBuilder};
+pub use format::{Auth, Endpoint, WireFormat, decode_stream};
+pub use formats::{WIRE_FORMATS, wire_format};
+pub use http_model::HttpModel;
+pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider, model};
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};
 pub use wire::{DecodedRequest, Encoded};

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::parse_sse;
-use parlance_providers::{Anthropic, HttpConfig, OpenAiChat, RetryPolicy, Secret};
+use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
@@ -30,18 +30,22 @@ fn config() -> HttpConfig {
     }
 }
 
-fn openai(server: &ReplayServer) -> OpenAiChat {
-    OpenAiChat::new(
-        "gpt-test",
-        format!("{}/v1", server.url),
-        Some(Secret::new(KEY)),
-        config(),
-    )
-    .unwrap()
+fn build(provider: Provider, model: &str, base_url: String) -> HttpModel {
+    provider
+        .model(model)
+        .base_url(base_url)
+        .api_key(KEY)
+        .http_config(config())
+        .build()
+        .unwrap()
 }
 
-fn anthropic(server: &ReplayServer) -> Anthropic {
-    Anthropic::new("claude-test", &server.url, Some(Secret::new(KEY)), config()).unwrap()
+fn openai(server: &ReplayServer) -> HttpModel {
+    build(Provider::OPENAI, "gpt-test", format!("{}/v1", server.url))
+}
+
+fn anthropic(server: &ReplayServer) -> HttpModel {
+    build(Provider::ANTHROPIC, "claude-test", server.url.clone())
 }
 
 fn fixture(dir: &str, name: &str) -> std::path::PathBuf {
@@ -422,24 +426,20 @@ async fn streamed_http_errors_are_typed_and_retried_like_plain_ones() {
     );
 }
 
-fn responses(server: &ReplayServer) -> parlance_providers::OpenAiResponses {
-    parlance_providers::OpenAiResponses::new(
+fn responses(server: &ReplayServer) -> HttpModel {
+    build(
+        Provider::OPENAI_RESPONSES,
         "gpt-5",
         format!("{}/v1", server.url),
-        Some(Secret::new(KEY)),
-        config(),
     )
-    .unwrap()
 }
 
-fn gemini(server: &ReplayServer) -> parlance_providers::Gemini {
-    parlance_providers::Gemini::new(
+fn gemini(server: &ReplayServer) -> HttpModel {
+    build(
+        Provider::GEMINI,
         "gemini-3-flash",
         format!("{}/v1beta", server.url),
-        Some(Secret::new(KEY)),
-        config(),
     )
-    .unwrap()
 }
 
 #[tokio::test]

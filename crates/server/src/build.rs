@@ -5,88 +5,55 @@ use std::time::Duration;
 
 use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError, ToolFailure};
 use parlance_model::{Model, ModelOptions};
-use parlance_providers::{Anthropic, Gemini, HttpConfig, OpenAiChat, OpenAiResponses, Secret};
+use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
 use crate::config::{AgentConfig, Config};
 
-/// A model from `provider:model`; `local` is the embedded default model,
-/// `local:PATH` a GGUF file.
+/// A model from `provider:model`: a provider named in `[providers]`, else
+/// one of the registry's (`anthropic:claude-sonnet-4-5`, see
+/// `parlance_providers::registry`); `local` is the embedded default model,
+/// `local:PATH` a GGUF file. A missing key is an error here, before any
+/// request.
 pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
-    if spec == "local" || spec.starts_with("local:") {
-        let path = match spec.strip_prefix("local:") {
-            Some(p) => std::path::PathBuf::from(p),
-            None => parlance_local::default_model_path(),
-        };
-        return Ok(Arc::new(
-            parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
-        ));
-    }
-    let (provider, model) = spec
-        .split_once(':')
-        .ok_or_else(|| format!("model: expected \"provider:model\", got {spec:?}"))?;
-    let (format, base_url, key_env) = match config.providers.get(provider) {
-        Some(p) => (p.format.as_str(), p.base_url.clone(), p.api_key_env.clone()),
-        None => (provider, None, None),
-    };
-    let key_env = key_env.unwrap_or_else(|| {
-        match format {
-            "anthropic" => "ANTHROPIC_API_KEY",
-            "gemini" => "GEMINI_API_KEY",
-            _ => "OPENAI_API_KEY",
-        }
-        .to_string()
-    });
-    let key = std::env::var(&key_env)
-        .ok()
-        .filter(|k| !k.is_empty())
-        .map(Secret::new);
-    let http = HttpConfig::default();
-    let err = |e: parlance_model::ModelError| e.to_string();
-    Ok(match format {
-        "openai-chat" => Arc::new(
-            OpenAiChat::new(
-                model,
-                base_url.unwrap_or_else(|| "https://api.openai.com/v1".into()),
-                key,
-                http,
-            )
-            .map_err(err)?,
-        ),
-        "openai-responses" => Arc::new(
-            OpenAiResponses::new(
-                model,
-                base_url.unwrap_or_else(|| "https://api.openai.com/v1".into()),
-                key,
-                http,
-            )
-            .map_err(err)?,
-        ),
-        "anthropic" => Arc::new(
-            Anthropic::new(
-                model,
-                base_url.unwrap_or_else(|| "https://api.anthropic.com".into()),
-                key,
-                http,
-            )
-            .map_err(err)?,
-        ),
-        "gemini" => Arc::new(
-            Gemini::new(
-                model,
-                base_url
-                    .unwrap_or_else(|| "https://generativelanguage.googleapis.com/v1beta".into()),
-                key,
-                http,
-            )
-            .map_err(err)?,
-        ),
-        other => {
-            return Err(format!(
-                "model: unknown provider {other:?} (name one in [providers], or openai-chat, openai-responses, anthropic, gemini)"
+    let (provider, model) = match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
+        ModelSpec::Local { path } => {
+            let path = match path {
+                Some(p) => std::path::PathBuf::from(p),
+                None => parlance_local::default_model_path(),
+            };
+            return Ok(Arc::new(
+                parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
             ));
         }
-    })
+        ModelSpec::Remote { provider, model } => (provider, model),
+    };
+    let builder = match config.providers.get(provider) {
+        Some(p) => {
+            let format = wire_format(&p.format).ok_or_else(|| {
+                format!(
+                    "providers.{provider}.format: unknown format {:?} (expected openai-chat, openai-responses, anthropic or gemini)",
+                    p.format
+                )
+            })?;
+            let mut b = match Provider::named(provider).filter(|d| d.format.name == format.name) {
+                Some(defaults) => defaults.model(model),
+                None => ModelBuilder::new(format, model),
+            };
+            if let Some(url) = &p.base_url {
+                b = b.base_url(url);
+            }
+            if let Some(var) = &p.api_key_env {
+                b = b.api_key_env(var);
+            }
+            b
+        }
+        None => ModelBuilder::from_spec(spec).map_err(|e| e.to_string())?,
+    };
+    let model = builder
+        .build()
+        .map_err(|e| format!("model {spec:?}: {e}"))?;
+    Ok(Arc::new(model))
 }
 
 /// A tool from `[tools.NAME]`.

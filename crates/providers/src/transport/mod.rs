@@ -6,7 +6,7 @@
 mod retry;
 mod secret;
 
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -135,6 +135,25 @@ pub fn install_crypto() {
     });
 }
 
+/// The process's clients by (connect, idle) timeout: reqwest clients are
+/// cheap to clone (one pool behind an `Arc`) but slow to build.
+fn shared_client(connect: Duration, idle: Duration) -> Result<reqwest::Client, ModelError> {
+    type Clients = Vec<((Duration, Duration), reqwest::Client)>;
+    static CLIENTS: Mutex<Clients> = Mutex::new(Vec::new());
+    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = clients.iter().find(|(k, _)| *k == (connect, idle)) {
+        return Ok(c.clone());
+    }
+    install_crypto();
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect)
+        .read_timeout(idle)
+        .build()
+        .map_err(|e| network_error(&e))?;
+    clients.push(((connect, idle), client.clone()));
+    Ok(client)
+}
+
 fn network_error(e: &reqwest::Error) -> ModelError {
     // reqwest's messages name the URL but never headers.
     let mut message = e.to_string();
@@ -152,18 +171,23 @@ fn network_error(e: &reqwest::Error) -> ModelError {
 }
 
 impl Transport {
-    /// A client with these timeouts and retries.
+    /// A transport with these timeouts and retries. Its HTTP client (TLS
+    /// set up, a connection pool) is shared with every other transport of
+    /// the process that has the same connect and idle timeouts: building
+    /// one costs milliseconds, so models made one after another reuse it.
     pub fn new(config: HttpConfig) -> Result<Self, ModelError> {
+        let client = shared_client(config.connect_timeout, config.idle_timeout)?;
+        Ok(Transport::with_client(client, config))
+    }
+
+    /// A transport over a client of your own (a proxy, extra root
+    /// certificates...). The client's own timeouts apply as well as these.
+    pub fn with_client(client: reqwest::Client, config: HttpConfig) -> Self {
         install_crypto();
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.idle_timeout)
-            .build()
-            .map_err(|e| network_error(&e))?;
-        Ok(Transport {
+        Transport {
             client,
             config: Arc::new(config),
-        })
+        }
     }
 
     /// The timeouts and retries in force.
@@ -343,31 +367,6 @@ impl Transport {
                 });
             }
         }
-    }
-}
-
-impl Transport {
-    /// One model call in `format`: POST, retries, decode.
-    pub async fn generate(
-        &self,
-        req: &HttpRequest,
-        format: &crate::WireFormat,
-    ) -> Result<parlance_format::Message, ModelError> {
-        let body = self.post_json(req, format.classify).await?;
-        let v: serde_json::Value =
-            serde_json::from_slice(&body).map_err(|e| ModelError::MalformedResponse {
-                message: format!("response is not JSON: {e}"),
-            })?;
-        (format.decode_response)(&v)
-    }
-
-    /// One streamed model call in `format`.
-    pub fn stream(
-        &self,
-        req: HttpRequest,
-        format: &'static crate::WireFormat,
-    ) -> EventStream<'static> {
-        self.post_sse(req, format.classify, format.stream_decoder)
     }
 }
 

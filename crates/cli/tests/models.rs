@@ -1,0 +1,102 @@
+//! `--model provider:model` through the provider registry, with the real
+//! binary: a missing key is refused before any request; the registry's
+//! names and the base-URL variables reach a provider on 127.0.0.1.
+
+#[path = "../../providers/tests/common/server.rs"]
+#[allow(dead_code)]
+mod replay;
+
+use std::process::Command;
+
+use replay::{ReplayServer, Reply};
+use serde_json::json;
+
+const KEY_VARS: [&str; 8] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_BASE_URL",
+    "PARLANCE_CONFIG",
+];
+
+/// `parlance ARGS` with none of the providers' variables but `vars`.
+fn parlance(args: &[&str], vars: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parlance"));
+    cmd.args(args);
+    for v in KEY_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.envs(vars.iter().copied());
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_missing_key_is_named_before_any_request() {
+    for (spec, var) in [
+        (
+            "anthropic:claude-sonnet-4-5",
+            "ANTHROPIC_API_KEY is not set",
+        ),
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY is not set"),
+        ("gemini:gemini-2.5-flash", "GEMINI_API_KEY is not set"),
+    ] {
+        let (code, out, err) = parlance(&["run", "--model", spec, "hello"], &[]);
+        assert_ne!(code, 0, "{spec}: {out}");
+        assert!(err.contains(var), "{spec}: {err}");
+        assert!(
+            !err.contains("network"),
+            "{spec}: no request was made: {err}"
+        );
+    }
+    let (code, _, err) = parlance(&["run", "--model", "nowhere:x", "hello"], &[]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("unknown provider \"nowhere\" (expected one of: openai, openai-responses, anthropic, gemini, local)"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn openai_from_the_registry_reaches_the_base_url_with_the_key() {
+    let answer = json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello back."},
+        "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}});
+    // `parlance run` streams: answer with a one-chunk stream.
+    let chunk = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-test",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello back."},
+        "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}});
+    let server = ReplayServer::start(vec![
+        Reply::Sse {
+            chunks: vec![format!("data: {chunk}\n\n"), "data: [DONE]\n\n".into()],
+            cut: false,
+        },
+        Reply::json(200, &answer),
+    ])
+    .await;
+    let base = format!("{}/v1", server.url);
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        let vars = [
+            ("OPENAI_API_KEY", "sk-from-env"),
+            ("OPENAI_BASE_URL", &base),
+        ];
+        parlance(&["run", "--model", "openai:gpt-test", "hello"], &vars)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Hello back."), "{out}");
+    let got = server.received();
+    assert_eq!(got[0].path, "/v1/chat/completions");
+    assert_eq!(got[0].header("authorization"), Some("Bearer sk-from-env"));
+    assert_eq!(got[0].body["model"], "gpt-test");
+}

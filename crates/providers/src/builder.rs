@@ -1,0 +1,349 @@
+//! Building an [`HttpModel`]: the provider's defaults (base URL, key
+//! variables) from the registry, and what the caller sets (key, base URL,
+//! headers, user agent, timeouts, retries, an HTTP client of their own).
+//! Everything is checked here, before any request: a missing key, a bad
+//! base URL or header is a [`BuildError`] naming it.
+
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
+
+use crate::HttpModel;
+use crate::format::{Auth, WireFormat};
+use crate::registry::{ModelSpec, Provider, provider_names};
+use crate::transport::{HttpConfig, RetryPolicy, Secret, Transport};
+
+/// The user agent sent unless one is set.
+pub const DEFAULT_USER_AGENT: &str = concat!("parlance/", env!("CARGO_PKG_VERSION"));
+
+/// A model could not be built; nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// No API key was given and its variable is not set.
+    #[error("{}", missing_key(.vars))]
+    MissingKey {
+        /// The variables looked at, in order.
+        vars: Vec<String>,
+    },
+    /// The model string names no known provider.
+    #[error("unknown provider {name:?} (expected one of: {known})")]
+    UnknownProvider {
+        /// The name given.
+        name: String,
+        /// The names known.
+        known: String,
+    },
+    /// The model string cannot be read.
+    #[error("model {spec:?}: {why}")]
+    BadSpec {
+        /// The string given.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// `local` names the embedded model, which this crate does not build.
+    #[error(
+        "model {spec:?}: the embedded model is built by parlance-local (the `local` feature of parlance-ai)"
+    )]
+    Local {
+        /// The string given.
+        spec: String,
+    },
+    /// A model of a format of your own needs a base URL.
+    #[error("no base URL for this {format} model: set one with .base_url()")]
+    MissingBaseUrl {
+        /// The wire format's name.
+        format: &'static str,
+    },
+    /// The base URL is not an http(s) URL.
+    #[error("base URL {url:?}: {why}")]
+    BadBaseUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A header's name or value cannot be sent.
+    #[error("header {name:?}: {why}")]
+    BadHeader {
+        /// The header's name (a key is never shown).
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The HTTP client could not be set up.
+    #[error("HTTP client: {message}")]
+    Client {
+        /// What failed.
+        message: String,
+    },
+}
+
+fn missing_key(vars: &[String]) -> String {
+    match vars {
+        [] => "no API key given".to_string(),
+        [one] => format!("{one} is not set"),
+        [first, rest @ ..] => format!("{first} is not set (nor {})", rest.join(", ")),
+    }
+}
+
+/// Builds an [`HttpModel`]. Start from a provider
+/// (`Provider::ANTHROPIC.model("claude-sonnet-4-5")`), a model string
+/// ([`ModelBuilder::from_spec`]) or a wire format of your own
+/// ([`ModelBuilder::new`]).
+///
+/// The key is the one given, else the first of the provider's variables
+/// that is set (`ANTHROPIC_API_KEY`...). It is required when the model talks
+/// to the provider's own service; with another base URL (a proxy, a local
+/// server, a mock) a missing key means no key is sent.
+///
+/// ```
+/// use std::time::Duration;
+/// use parlance_providers::Provider;
+///
+/// let model = Provider::OPENAI
+///     .model("llama3.2")
+///     .base_url("http://127.0.0.1:11434/v1") // a local server: no key needed
+///     .header("x-team", "support")
+///     .first_byte_timeout(Duration::from_secs(60))
+///     .build()
+///     .unwrap();
+/// assert_eq!(model.url(false), "http://127.0.0.1:11434/v1/chat/completions");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ModelBuilder {
+    format: &'static WireFormat,
+    provider: Option<Provider>,
+    model: String,
+    base_url: Option<String>,
+    api_key: Option<Secret>,
+    api_key_env: Option<String>,
+    headers: Vec<(String, String)>,
+    user_agent: Option<String>,
+    http: HttpConfig,
+    client: Option<reqwest::Client>,
+}
+
+impl ModelBuilder {
+    /// `model` over `format` (see [`WIRE_FORMATS`](crate::WIRE_FORMATS)) at a
+    /// base URL you give; no environment variable is read unless you name
+    /// one with [`api_key_env`](Self::api_key_env).
+    pub fn new(format: &'static WireFormat, model: impl Into<String>) -> Self {
+        ModelBuilder {
+            format,
+            provider: None,
+            model: model.into(),
+            base_url: None,
+            api_key: None,
+            api_key_env: None,
+            headers: Vec::new(),
+            user_agent: None,
+            http: HttpConfig::default(),
+            client: None,
+        }
+    }
+
+    pub(crate) fn for_provider(provider: Provider, model: impl Into<String>) -> Self {
+        ModelBuilder {
+            provider: Some(provider),
+            ..ModelBuilder::new(provider.format, model)
+        }
+    }
+
+    /// A builder from a model string (`"anthropic:claude-sonnet-4-5"`,
+    /// `"openai:gpt-4o-mini"`, `"openai-responses:gpt-5"`,
+    /// `"gemini:gemini-2.5-flash"`). `local` is refused with
+    /// [`BuildError::Local`].
+    pub fn from_spec(spec: &str) -> Result<Self, BuildError> {
+        match ModelSpec::parse(spec)? {
+            ModelSpec::Local { .. } => Err(BuildError::Local {
+                spec: spec.to_string(),
+            }),
+            ModelSpec::Remote { provider, model } => match Provider::named(provider) {
+                Some(p) => Ok(p.model(model)),
+                None => Err(BuildError::UnknownProvider {
+                    name: provider.to_string(),
+                    known: provider_names(),
+                }),
+            },
+        }
+    }
+
+    /// The API's base URL (`https://api.openai.com/v1`, a proxy, a local
+    /// server); the endpoint's path is added to it.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// The API key (instead of the provider's environment variable).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(Secret::new(key));
+        self
+    }
+
+    /// The environment variable holding the key (instead of the provider's).
+    pub fn api_key_env(mut self, var: impl Into<String>) -> Self {
+        self.api_key_env = Some(var.into());
+        self
+    }
+
+    /// A header sent with every request (`anthropic-beta`,
+    /// `OpenAI-Organization`...); it replaces one Parlance would send.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The `user-agent` header (default `parlance/VERSION`).
+    pub fn user_agent(mut self, value: impl Into<String>) -> Self {
+        self.user_agent = Some(value.into());
+        self
+    }
+
+    /// Time to open a connection (default 10 s).
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.http.connect_timeout = d;
+        self
+    }
+
+    /// Time from sending a request to the response headers (default
+    /// 300 s: long reasoning).
+    pub fn first_byte_timeout(mut self, d: Duration) -> Self {
+        self.http.first_byte_timeout = d;
+        self
+    }
+
+    /// Longest silence while reading a body or stream (default 120 s).
+    pub fn idle_timeout(mut self, d: Duration) -> Self {
+        self.http.idle_timeout = d;
+        self
+    }
+
+    /// Retries (default: 2, exponential backoff with jitter).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    /// All timeouts and retries at once.
+    pub fn http_config(mut self, config: HttpConfig) -> Self {
+        self.http = config;
+        self
+    }
+
+    /// An HTTP client of your own (a proxy, extra root certificates). By
+    /// default models share one client per process, whatever their
+    /// provider.
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// Checks everything and builds the model. Reads the environment for
+    /// what was not given.
+    pub fn build(self) -> Result<HttpModel, BuildError> {
+        self.build_with_env(|var| std::env::var(var).ok())
+    }
+
+    /// [`build`](Self::build) with `env` in place of the process
+    /// environment (empty values count as unset).
+    pub fn build_with_env(
+        self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<HttpModel, BuildError> {
+        let env = |var: &str| env(var).filter(|v| !v.is_empty());
+        let endpoint = &self.format.endpoint;
+        let base_url = match (&self.base_url, self.provider) {
+            (Some(url), _) => url.clone(),
+            (None, Some(p)) => env(p.base_url_env).unwrap_or_else(|| p.base_url.to_string()),
+            (None, None) => {
+                return Err(BuildError::MissingBaseUrl {
+                    format: self.format.name,
+                });
+            }
+        };
+        check_base_url(&base_url)?;
+        let base_url = base_url.trim_end_matches('/');
+
+        let key_vars: Vec<String> = match (&self.api_key_env, self.provider) {
+            (Some(var), _) => vec![var.clone()],
+            (None, Some(p)) => p.api_key_env.iter().map(|v| v.to_string()).collect(),
+            (None, None) => Vec::new(),
+        };
+        let key = match self.api_key {
+            Some(k) => Some(k),
+            None => key_vars.iter().find_map(|v| env(v)).map(Secret::new),
+        };
+        let own_service = self.provider.is_some_and(|p| base_url == p.base_url);
+        if key.is_none() && own_service {
+            return Err(BuildError::MissingKey { vars: key_vars });
+        }
+
+        let mut headers = HeaderMap::new();
+        if let Some(key) = key {
+            let (name, value) = match endpoint.auth {
+                Auth::Bearer => (AUTHORIZATION, format!("Bearer {}", key.expose())),
+                Auth::Header(name) => (HeaderName::from_static(name), key.expose().to_string()),
+            };
+            let mut value = HeaderValue::from_str(&value).map_err(|_| BuildError::BadHeader {
+                name: name.to_string(),
+                why: "the API key holds characters a header cannot carry".into(),
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        for (name, value) in endpoint.headers {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        let agent = self.user_agent.as_deref().unwrap_or(DEFAULT_USER_AGENT);
+        headers.insert(USER_AGENT, header_value("user-agent", agent)?);
+        for (name, value) in &self.headers {
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| BuildError::BadHeader {
+                name: name.clone(),
+                why: "not a valid header name".into(),
+            })?;
+            headers.insert(n, header_value(name, value)?);
+        }
+
+        let model = self
+            .model
+            .strip_prefix(endpoint.model_prefix)
+            .unwrap_or(&self.model)
+            .to_string();
+        let url = |path: &str| format!("{base_url}{}", path.replace("{model}", &model));
+        let urls = [url(endpoint.path), url(endpoint.stream_path)];
+        let transport = match self.client {
+            Some(client) => Transport::with_client(client, self.http),
+            None => Transport::new(self.http).map_err(|e| BuildError::Client {
+                message: e.to_string(),
+            })?,
+        };
+        Ok(HttpModel {
+            format: self.format,
+            model,
+            urls,
+            headers,
+            transport,
+        })
+    }
+}
+
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, BuildError> {
+    HeaderValue::from_str(value).map_err(|_| BuildError::BadHeader {
+        name: name.to_string(),
+        why: "the value holds characters a header cannot carry".into(),
+    })
+}
+
+fn check_base_url(url: &str) -> Result<(), BuildError> {
+    let bad = |why: String| BuildError::BadBaseUrl {
+        url: url.to_string(),
+        why,
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(()),
+        other => Err(bad(format!("expected http or https, got {other}"))),
+    }
+}

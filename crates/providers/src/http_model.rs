@@ -1,0 +1,109 @@
+//! The one model type every HTTP provider is: a [`WireFormat`] (the pure
+//! translations), a base URL and headers, and the shared [`Transport`].
+//! Built by [`ModelBuilder`](crate::ModelBuilder).
+
+use futures::future::BoxFuture;
+use parlance_format::Message;
+use parlance_model::{EventStream, Model, ModelError, ModelRequest};
+use reqwest::header::HeaderMap;
+
+use crate::format::WireFormat;
+use crate::transport::{HttpRequest, Transport};
+
+/// A model behind an HTTP API. Cheap to clone (the client is shared).
+#[derive(Clone)]
+pub struct HttpModel {
+    pub(crate) format: &'static WireFormat,
+    pub(crate) model: String,
+    /// Where non-streamed and streamed requests go (the model id filled in).
+    pub(crate) urls: [String; 2],
+    /// Every header of a request: the key (marked sensitive), the API's
+    /// fixed headers, the user agent, the caller's own.
+    pub(crate) headers: HeaderMap,
+    pub(crate) transport: Transport,
+}
+
+impl std::fmt::Debug for HttpModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // HeaderMap's Debug prints sensitive values as "Sensitive".
+        f.debug_struct("HttpModel")
+            .field("format", &self.format.name)
+            .field("model", &self.model)
+            .field("url", &self.urls[0])
+            .field("headers", &self.headers)
+            .finish()
+    }
+}
+
+impl HttpModel {
+    /// The wire format it speaks.
+    pub fn format(&self) -> &'static WireFormat {
+        self.format
+    }
+
+    /// The URL of a request (`stream`: of a streamed one).
+    pub fn url(&self, stream: bool) -> &str {
+        &self.urls[usize::from(stream)]
+    }
+
+    /// The transport (timeouts, retries, the HTTP client).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    fn http_request(&self, req: &ModelRequest, stream: bool) -> Result<HttpRequest, ModelError> {
+        let mut encoded = (self.format.encode_request)(req, &self.model, stream)?;
+        if let Some(finish) = self.format.endpoint.finish_body {
+            finish(&mut encoded.body);
+        }
+        for w in &encoded.warnings {
+            tracing::debug!(provider = self.format.provider, "{w}");
+        }
+        let body = serde_json::to_vec(&encoded.body).map_err(|e| ModelError::Unsupported {
+            message: format!("the request could not be written as JSON: {e}"),
+        })?;
+        let mut http = HttpRequest::new(self.url(stream).to_string(), body);
+        http.headers = self.headers.clone();
+        Ok(http)
+    }
+}
+
+impl Model for HttpModel {
+    fn provider(&self) -> &str {
+        self.format.provider
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+
+    fn generate<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(async move {
+            let http = self.http_request(request, false)?;
+            let body = self
+                .transport
+                .post_json(&http, self.format.classify)
+                .await?;
+            let v: serde_json::Value =
+                serde_json::from_slice(&body).map_err(|e| ModelError::MalformedResponse {
+                    message: format!("response is not JSON: {e}"),
+                })?;
+            (self.format.decode_response)(&v)
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<EventStream<'a>, ModelError>> {
+        Box::pin(async move {
+            let http = self.http_request(request, true)?;
+            Ok(self
+                .transport
+                .post_sse(http, self.format.classify, self.format.stream_decoder))
+        })
+    }
+}
