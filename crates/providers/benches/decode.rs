@@ -40,7 +40,7 @@ fn openai_decode_large_response(b: Bencher) {
     let body = large_openai_response();
     b.counter(BytesCount::new(body.len())).bench(|| {
         let v: Value = serde_json::from_str(black_box(&body)).unwrap();
-        openai_chat::from_wire::decode_response(&v).unwrap()
+        openai_chat::decode_response(&v).unwrap()
     });
 }
 

@@ -8,84 +8,14 @@ use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
 
-use crate::HttpModel;
+use crate::error::BuildError;
 use crate::format::{Auth, WireFormat};
+use crate::http_model::HttpModel;
 use crate::registry::{ModelSpec, Provider, provider_names};
 use crate::transport::{HttpConfig, RetryPolicy, Secret, Transport};
 
 /// The user agent sent unless one is set.
 pub const DEFAULT_USER_AGENT: &str = concat!("parlance/", env!("CARGO_PKG_VERSION"));
-
-/// A model could not be built; nothing was sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BuildError {
-    /// No API key was given and its variable is not set.
-    #[error("{}", missing_key(.vars))]
-    MissingKey {
-        /// The variables looked at, in order.
-        vars: Vec<String>,
-    },
-    /// The model string names no known provider.
-    #[error("unknown provider {name:?} (expected one of: {known})")]
-    UnknownProvider {
-        /// The name given.
-        name: String,
-        /// The names known.
-        known: String,
-    },
-    /// The model string cannot be read.
-    #[error("model {spec:?}: {why}")]
-    BadSpec {
-        /// The string given.
-        spec: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// `local` names the embedded model, which this crate does not build.
-    #[error(
-        "model {spec:?}: the embedded model is built by parlance-local (the `local` feature of parlance-ai)"
-    )]
-    Local {
-        /// The string given.
-        spec: String,
-    },
-    /// A model of a format of your own needs a base URL.
-    #[error("no base URL for this {format} model: set one with .base_url()")]
-    MissingBaseUrl {
-        /// The wire format's name.
-        format: &'static str,
-    },
-    /// The base URL is not an http(s) URL.
-    #[error("base URL {url:?}: {why}")]
-    BadBaseUrl {
-        /// The URL given.
-        url: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// A header's name or value cannot be sent.
-    #[error("header {name:?}: {why}")]
-    BadHeader {
-        /// The header's name (a key is never shown).
-        name: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The HTTP client could not be set up.
-    #[error("HTTP client: {message}")]
-    Client {
-        /// What failed.
-        message: String,
-    },
-}
-
-fn missing_key(vars: &[String]) -> String {
-    match vars {
-        [] => "no API key given".to_string(),
-        [one] => format!("{one} is not set"),
-        [first, rest @ ..] => format!("{first} is not set (nor {})", rest.join(", ")),
-    }
-}
 
 /// Builds an [`HttpModel`]. Start from a provider
 /// (`Provider::ANTHROPIC.model("claude-sonnet-4-5")`), a model string
@@ -346,4 +276,25 @@ fn check_base_url(url: &str) -> Result<(), BuildError> {
         "http" | "https" => Ok(()),
         other => Err(bad(format!("expected http or https, got {other}"))),
     }
+}
+
+impl Provider {
+    /// A builder for `model` at this provider; the key and base URL come
+    /// from the environment unless given.
+    pub fn model(&self, model: impl Into<String>) -> ModelBuilder {
+        ModelBuilder::for_provider(*self, model)
+    }
+}
+
+/// A model from a string such as `"anthropic:claude-sonnet-4-5"`, with its
+/// key (and base URL, when set) from the environment. A missing key is an
+/// error here, before any request. `local` is refused: the embedded model
+/// is built by `parlance-local`.
+///
+/// ```
+/// let err = parlance_providers::model("nowhere:some-model").unwrap_err();
+/// assert!(err.to_string().starts_with("unknown provider \"nowhere\""));
+/// ```
+pub fn model(spec: &str) -> Result<HttpModel, BuildError> {
+    ModelBuilder::from_spec(spec)?.build()
 }

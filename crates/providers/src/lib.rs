@@ -22,11 +22,13 @@
 //! translations) sent through the shared [`transport`] (HTTP, SSE framing,
 //! timeouts, retries). The [`registry`] names the providers (wire format,
 //! base URL, key variable). Each API is a folder with the same parts:
-//! `to_wire` (canonical request → the API's request body), `from_wire`
-//! (response body → canonical message, finish reasons, usage, error bodies
-//! → typed errors; and the API's request body → canonical, for `parlance
-//! convert`), `stream` (the API's SSE events → canonical stream events),
-//! and `mod.rs` holding its `FORMAT`. They are pure (JSON in, JSON out).
+//! `to_wire` (canonical request → the API's request body),
+//! `decode_response` (response body → canonical message, finish reasons,
+//! usage), `decode_request` (the API's request body → canonical, for
+//! `parlance convert`), `errors` (error bodies → typed errors), `stream`
+//! (the API's SSE events → canonical stream events), and `mod.rs` holding
+//! its `FORMAT`. They are pure (JSON in, JSON out); what the two OpenAI
+//! APIs share is in one module.
 //!
 //! Opaque data (signatures, redacted or encrypted reasoning, provider item
 //! ids) is sent back only to the provider that produced it; sent to another,
@@ -34,20 +36,23 @@
 
 pub mod anthropic;
 mod builder;
+mod error;
 pub mod format;
 mod formats;
 pub mod gemini;
 mod http_model;
 pub mod openai_chat;
+mod openai_common;
 pub mod openai_responses;
 pub mod registry;
 pub mod transport;
 pub mod wire;
 
-pub use builder::{BuildError, DEFAULT_USER_AGENT, ModelBuilder};
+pub use builder::{DEFAULT_USER_AGENT, ModelBuilder, model};
+pub use error::BuildError;
 pub use format::{Auth, Endpoint, WireFormat, decode_stream};
 pub use formats::{WIRE_FORMATS, wire_format};
 pub use http_model::HttpModel;
-pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider, model};
+pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider};
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};
 pub use wire::{DecodedRequest, Encoded};

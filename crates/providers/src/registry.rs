@@ -5,9 +5,9 @@
 
 use std::fmt;
 
-use crate::builder::{BuildError, ModelBuilder};
+use crate::error::BuildError;
 use crate::format::WireFormat;
-use crate::{HttpModel, anthropic, gemini, openai_chat, openai_responses};
+use crate::{anthropic, gemini, openai_chat, openai_responses};
 
 /// A provider: an API (its wire format) at a base URL, with a key.
 #[derive(Debug, Clone, Copy)]
@@ -75,12 +75,6 @@ impl Provider {
             .find(|p| p.name == name || p.aliases.contains(&name))
             .copied()
     }
-
-    /// A builder for `model` at this provider; the key and base URL come
-    /// from the environment unless given.
-    pub fn model(&self, model: impl Into<String>) -> ModelBuilder {
-        ModelBuilder::for_provider(*self, model)
-    }
 }
 
 /// Every provider, in documentation order.
@@ -114,7 +108,7 @@ pub enum ModelSpec<'a> {
 }
 
 impl<'a> ModelSpec<'a> {
-    /// Reads `spec`; it names no provider yet (see [`ModelBuilder::from_spec`]).
+    /// Reads `spec`; it names no provider yet (see `ModelBuilder::from_spec`).
     pub fn parse(spec: &'a str) -> Result<ModelSpec<'a>, BuildError> {
         if spec == LOCAL {
             return Ok(ModelSpec::Local { path: None });
@@ -157,17 +151,4 @@ pub fn provider_names() -> String {
     let mut names: Vec<&str> = PROVIDERS.iter().map(|p| p.name).collect();
     names.push(LOCAL);
     names.join(", ")
-}
-
-/// A model from a string such as `"anthropic:claude-sonnet-4-5"`, with its
-/// key (and base URL, when set) from the environment. A missing key is an
-/// error here, before any request. `local` is refused: the embedded model
-/// is built by `parlance-local`.
-///
-/// ```
-/// let err = parlance_providers::model("nowhere:some-model").unwrap_err();
-/// assert!(err.to_string().starts_with("unknown provider \"nowhere\""));
-/// ```
-pub fn model(spec: &str) -> Result<HttpModel, BuildError> {
-    ModelBuilder::from_spec(spec)?.build()
 }

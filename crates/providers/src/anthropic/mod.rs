@@ -2,14 +2,22 @@
 //!
 //! - [`to_wire`]: canonical request → request body (thinking echoed
 //!   byte-exact and in place, tool results first in the next user turn)
-//! - [`from_wire`]: response body → canonical message; request body →
-//!   canonical; stop reasons, usage (cache reads and writes added back to
-//!   the input), errors
+//! - [`decode_response`]: response body → canonical message; stop reasons,
+//!   usage (cache reads and writes added back to the input)
+//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`errors`]: error bodies → typed errors
 //! - [`stream`]: SSE events → canonical stream events
 
-pub mod from_wire;
+pub mod decode_request;
+pub mod decode_response;
+pub mod errors;
 pub mod stream;
 pub mod to_wire;
+
+pub use decode_request::decode_request;
+pub use decode_response::decode_response;
+pub use errors::classify;
+pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
@@ -23,11 +31,11 @@ pub const API_VERSION: &str = "2023-06-01";
 pub static FORMAT: WireFormat = WireFormat {
     name: "anthropic",
     provider: PROVIDER,
-    decode_request: from_wire::decode_request,
+    decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
-    decode_response: from_wire::decode_response,
+    decode_response: decode_response::decode_response,
     stream_decoder: || Box::new(stream::AnthropicStream::new()),
-    classify: from_wire::classify,
+    classify: errors::classify,
     endpoint: Endpoint {
         path: "/v1/messages",
         stream_path: "/v1/messages",

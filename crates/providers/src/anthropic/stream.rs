@@ -5,7 +5,8 @@ use parlance_model::{ModelError, StreamEvent, set_arguments};
 use serde_json::Value;
 
 use super::PROVIDER;
-use super::from_wire::{block, finish_reason, from_error, usage};
+use super::decode_response::{block, finish_reason, usage};
+use super::errors::from_error;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 

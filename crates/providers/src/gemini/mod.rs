@@ -3,14 +3,22 @@
 //! - [`to_wire`]: canonical request → request body (thought signatures on
 //!   the same part in the same place; the documented stand-in signature on
 //!   calls Gemini did not make; tool schemas as `parametersJsonSchema`)
-//! - [`from_wire`]: response body → canonical message (`STOP` with calls is
-//!   `tool_calls`, safety reasons are `content_filter`); request body →
-//!   canonical; errors with `RetryInfo` waits
+//! - [`decode_response`]: response body → canonical message (`STOP` with
+//!   calls is `tool_calls`, safety reasons are `content_filter`)
+//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`errors`]: `google.rpc.Status` → typed errors with `RetryInfo` waits
 //! - [`stream`]: SSE chunks → canonical stream events
 
-pub mod from_wire;
+pub mod decode_request;
+pub mod decode_response;
+pub mod errors;
 pub mod stream;
 pub mod to_wire;
+
+pub use decode_request::decode_request;
+pub use decode_response::decode_response;
+pub use errors::classify;
+pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
@@ -21,11 +29,11 @@ pub const PROVIDER: &str = "google";
 pub static FORMAT: WireFormat = WireFormat {
     name: "gemini",
     provider: PROVIDER,
-    decode_request: from_wire::decode_request,
+    decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
-    decode_response: from_wire::decode_response,
+    decode_response: decode_response::decode_response,
     stream_decoder: || Box::new(stream::GeminiStream::new()),
-    classify: from_wire::classify,
+    classify: errors::classify,
     endpoint: Endpoint {
         path: "/models/{model}:generateContent",
         stream_path: "/models/{model}:streamGenerateContent?alt=sse",

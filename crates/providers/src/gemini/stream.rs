@@ -11,7 +11,8 @@ use parlance_model::{ModelError, StreamEvent};
 use serde_json::{Map, Value};
 
 use super::PROVIDER;
-use super::from_wire::{error_object, finish_reason, part_block, usage};
+use super::decode_response::{finish_reason, part_block, usage};
+use super::errors::error_object;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 

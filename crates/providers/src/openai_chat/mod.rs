@@ -2,13 +2,21 @@
 //! servers that speak it (set a base URL).
 //!
 //! - [`to_wire`]: canonical request → request body
-//! - [`from_wire`]: response body → canonical message; request body →
-//!   canonical (for `parlance convert`); finish reasons, usage, errors
+//! - [`decode_response`]: response body → canonical message (finish
+//!   reasons, usage, tool calls)
+//! - [`decode_request`]: request body → canonical (for `parlance convert`)
 //! - [`stream`]: SSE chunks → canonical stream events
+//! - error bodies → typed errors: shared with Responses (`openai_common`)
 
-pub mod from_wire;
+pub mod decode_request;
+pub mod decode_response;
 pub mod stream;
 pub mod to_wire;
+
+pub use crate::openai_common::classify;
+pub use decode_request::decode_request;
+pub use decode_response::decode_response;
+pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
@@ -19,11 +27,11 @@ pub const PROVIDER: &str = "openai";
 pub static FORMAT: WireFormat = WireFormat {
     name: "openai-chat",
     provider: PROVIDER,
-    decode_request: from_wire::decode_request,
+    decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
-    decode_response: from_wire::decode_response,
+    decode_response: decode_response::decode_response,
     stream_decoder: || Box::new(stream::ChatStream::new()),
-    classify: from_wire::classify,
+    classify: crate::openai_common::classify,
     endpoint: Endpoint {
         path: "/chat/completions",
         stream_path: "/chat/completions",

@@ -5,7 +5,8 @@ use parlance_model::{ModelError, StreamEvent, set_arguments};
 use serde_json::Value;
 
 use super::PROVIDER;
-use super::from_wire::{finish_reason, from_error, reasoning_text, usage};
+use super::decode_response::{finish_reason, reasoning_text, usage};
+use crate::openai_common::from_error;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 

@@ -1,10 +1,11 @@
 //! Canonical request → Chat Completions request body.
 
-use parlance_format::{Block, Media, Message, Role, ToolCall};
+use parlance_format::{Block, Media, Message, Role};
 use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER;
+use crate::openai_common::arguments_text;
 use crate::wire::{Encoded, at, data_url, json_text, merge_extra, unsupported, wire_id};
 
 /// OpenAI accepts any call id up to 64 characters made of these.
@@ -224,13 +225,6 @@ fn user_content(mi: usize, content: &[Block]) -> Result<Value, ModelError> {
         });
     }
     Ok(Value::Array(parts))
-}
-
-pub(crate) fn arguments_text(c: &ToolCall) -> String {
-    match &c.raw_arguments {
-        Some(raw) if c.arguments.is_null() => raw.clone(),
-        _ => serde_json::to_string(&c.arguments).expect("json"),
-    }
 }
 
 fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value, ModelError> {

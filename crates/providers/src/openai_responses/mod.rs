@@ -6,13 +6,23 @@
 //! `extra.openai.store` to change it).
 //!
 //! - [`to_wire`]: canonical request → request body
-//! - [`from_wire`]: response body → canonical message (finish reason
-//!   inferred from the output); request body → canonical; errors
+//! - [`decode_response`]: response body → canonical message (finish reason
+//!   inferred from the output)
+//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`errors`]: error objects → typed errors (HTTP error bodies have the
+//!   Chat Completions shape: `openai_common`)
 //! - [`stream`]: SSE events → canonical stream events
 
-pub mod from_wire;
+pub mod decode_request;
+pub mod decode_response;
+pub mod errors;
 pub mod stream;
 pub mod to_wire;
+
+pub use crate::openai_common::classify;
+pub use decode_request::decode_request;
+pub use decode_response::decode_response;
+pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
@@ -35,11 +45,11 @@ fn stateless(body: &mut serde_json::Value) {
 pub static FORMAT: WireFormat = WireFormat {
     name: "openai-responses",
     provider: PROVIDER,
-    decode_request: from_wire::decode_request,
+    decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
-    decode_response: from_wire::decode_response,
+    decode_response: decode_response::decode_response,
     stream_decoder: || Box::new(stream::ResponsesStream::new()),
-    classify: from_wire::classify,
+    classify: crate::openai_common::classify,
     endpoint: Endpoint {
         path: "/responses",
         stream_path: "/responses",

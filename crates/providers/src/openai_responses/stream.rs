@@ -6,7 +6,8 @@ use parlance_format::{Block, ToolCall};
 use parlance_model::{ModelError, StreamEvent};
 use serde_json::Value;
 
-use super::from_wire::{decode_response, error_object};
+use super::decode_response::decode_response;
+use super::errors::error_object;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 

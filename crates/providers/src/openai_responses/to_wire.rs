@@ -12,7 +12,7 @@ use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER;
-use crate::openai_chat::to_wire::arguments_text;
+use crate::openai_common::arguments_text;
 use crate::wire::{Encoded, at, data_url, is_own, json_text, merge_extra, unsupported, wire_id};
 
 fn id_char(c: char) -> bool {

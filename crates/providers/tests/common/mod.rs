@@ -80,11 +80,11 @@ pub const OPENAI_CHAT: Api = Api {
     endpoint: "/chat/completions",
     spec: "openai/openapi.trimmed.json",
     request_component: "CreateChatCompletionRequest",
-    decode_request: openai_chat::from_wire::decode_request,
-    encode_request: openai_chat::to_wire::encode_request,
-    decode_response: openai_chat::from_wire::decode_response,
+    decode_request: openai_chat::decode_request,
+    encode_request: openai_chat::encode_request,
+    decode_response: openai_chat::decode_response,
     new_stream: || Box::new(openai_chat::stream::ChatStream::new()),
-    classify: openai_chat::from_wire::classify,
+    classify: openai_chat::classify,
     messages_key: "messages",
     canonicalize: |_| {},
 };
@@ -94,11 +94,11 @@ pub const ANTHROPIC: Api = Api {
     endpoint: "/v1/messages",
     spec: "anthropic/openapi.trimmed.json",
     request_component: "CreateMessageParams",
-    decode_request: anthropic::from_wire::decode_request,
-    encode_request: anthropic::to_wire::encode_request,
-    decode_response: anthropic::from_wire::decode_response,
+    decode_request: anthropic::decode_request,
+    encode_request: anthropic::encode_request,
+    decode_response: anthropic::decode_response,
     new_stream: || Box::new(anthropic::stream::AnthropicStream::new()),
-    classify: anthropic::from_wire::classify,
+    classify: anthropic::classify,
     messages_key: "messages",
     canonicalize: |_| {},
 };
@@ -108,11 +108,11 @@ pub const RESPONSES: Api = Api {
     endpoint: "/responses",
     spec: "openai/openapi.trimmed.json",
     request_component: "CreateResponse",
-    decode_request: openai_responses::from_wire::decode_request,
-    encode_request: openai_responses::to_wire::encode_request,
-    decode_response: openai_responses::from_wire::decode_response,
+    decode_request: openai_responses::decode_request,
+    encode_request: openai_responses::encode_request,
+    decode_response: openai_responses::decode_response,
     new_stream: || Box::new(openai_responses::stream::ResponsesStream::new()),
-    classify: openai_responses::from_wire::classify,
+    classify: openai_responses::classify,
     messages_key: "input",
     canonicalize: canonicalize_responses,
 };
@@ -122,11 +122,11 @@ pub const GEMINI: Api = Api {
     endpoint: "generativelanguage.googleapis.com",
     spec: "google/generativelanguage-v1beta.discovery.json",
     request_component: "GenerateContentRequest",
-    decode_request: gemini::from_wire::decode_request,
-    encode_request: gemini::to_wire::encode_request,
-    decode_response: gemini::from_wire::decode_response,
+    decode_request: gemini::decode_request,
+    encode_request: gemini::encode_request,
+    decode_response: gemini::decode_response,
     new_stream: || Box::new(gemini::stream::GeminiStream::new()),
-    classify: gemini::from_wire::classify,
+    classify: gemini::classify,
     messages_key: "contents",
     canonicalize: canonicalize_gemini,
 };
@@ -186,7 +186,7 @@ fn canonicalize_gemini(v: &mut Value) {
                     if let Some(p) = m.remove("parameters") {
                         m.insert(
                             "parametersJsonSchema".into(),
-                            gemini::from_wire::openapi_to_json_schema(&p),
+                            gemini::decode_request::openapi_to_json_schema(&p),
                         );
                     }
                     if let Some(Value::String(s)) = m.get_mut("thoughtSignature") {

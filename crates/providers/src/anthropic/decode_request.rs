@@ -1,101 +1,17 @@
-//! Messages API response / request body → canonical.
+//! A Messages API request body → canonical (for `parlance convert`): the
+//! conversation, tools and options it carries.
 
 use std::collections::HashMap;
 
-use parlance_format::{
-    Block, FinishReason, Media, Message, Role, Thinking, ToolCall, ToolResult, ToolSpec,
-    ToolStatus, Usage,
-};
+use parlance_format::{Block, Media, Message, Role, ToolResult, ToolSpec, ToolStatus};
 use parlance_model::{
     Effort, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice,
 };
 use serde_json::{Map, Value};
 
 use super::PROVIDER;
-use crate::wire::{DecodedRequest, malformed, obj, opt_str, scoped_extra, str_field, u64_at};
-
-/// `stop_reason` → canonical.
-pub fn finish_reason(raw: &str) -> FinishReason {
-    match raw {
-        "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "tool_use" => FinishReason::ToolCalls,
-        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
-        "refusal" => FinishReason::ContentFilter,
-        _ => FinishReason::Other,
-    }
-}
-
-/// `usage` → canonical: Anthropic's `input_tokens` leaves out cache reads
-/// and writes, so the whole input is their sum.
-pub fn usage(u: &Value) -> Usage {
-    let uncached = u64_at(u, &["input_tokens"]).unwrap_or(0);
-    let read = u64_at(u, &["cache_read_input_tokens"]).unwrap_or(0);
-    let write = u64_at(u, &["cache_creation_input_tokens"]);
-    Usage {
-        input_tokens: uncached + read + write.unwrap_or(0),
-        output_tokens: u64_at(u, &["output_tokens"]).unwrap_or(0),
-        cached_tokens: read,
-        cache_write_tokens: write.filter(|n| *n > 0),
-        reasoning_tokens: u64_at(u, &["output_tokens_details", "thinking_tokens"]),
-    }
-}
-
-/// One response content block → canonical (`None` for blocks that carry
-/// nothing, such as an empty text block).
-pub(crate) fn block(b: &Value, what: &str) -> Result<Option<Block>, ModelError> {
-    Ok(Some(match str_field(b, "type", what)? {
-        "text" => Block::text(str_field(b, "text", what)?),
-        "thinking" => Block::Thinking(Thinking {
-            thinking: str_field(b, "thinking", what)?.to_string(),
-            signature: opt_str(b, "signature"),
-            provider: Some(PROVIDER.into()),
-            ..Thinking::default()
-        }),
-        "redacted_thinking" => Block::Thinking(Thinking {
-            redacted: Some(str_field(b, "data", what)?.to_string()),
-            provider: Some(PROVIDER.into()),
-            ..Thinking::default()
-        }),
-        "tool_use" => Block::ToolCall {
-            tool_call: ToolCall::new(
-                str_field(b, "id", what)?,
-                str_field(b, "name", what)?,
-                b.get("input")
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(Map::new())),
-            ),
-        },
-        other => {
-            return Err(malformed(format!(
-                "{what}.type: Parlance cannot keep {other:?} blocks yet (server tools); nothing was dropped"
-            )));
-        }
-    }))
-}
-
-/// A response body → the assistant message.
-pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
-    if body.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(classify(200, body.to_string().as_bytes(), None));
-    }
-    let content = body
-        .get("content")
-        .and_then(Value::as_array)
-        .ok_or_else(|| malformed("content: expected an array"))?;
-    let mut blocks = Vec::with_capacity(content.len());
-    for (i, b) in content.iter().enumerate() {
-        blocks.extend(block(b, &format!("content[{i}]"))?);
-    }
-    let mut msg = Message::new(Role::Assistant, blocks);
-    let raw = body.get("stop_reason").and_then(Value::as_str);
-    msg.id = opt_str(body, "id");
-    msg.usage = body.get("usage").filter(|u| u.is_object()).map(usage);
-    msg.finish_reason = raw.map(finish_reason);
-    msg.finish_reason_raw = raw.map(str::to_string);
-    msg.provider = Some(PROVIDER.into());
-    msg.model = opt_str(body, "model");
-    Ok(msg)
-}
+use super::decode_response::block;
+use crate::wire::{DecodedRequest, malformed, obj, opt_str, scoped_extra, str_field};
 
 fn media(source: &Value, what: &str) -> Result<Media, ModelError> {
     Ok(match str_field(source, "type", what)? {
@@ -346,48 +262,4 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             options: o,
         },
     })
-}
-
-/// An error body (HTTP or in-stream `error` event) → a typed error.
-pub fn classify(status: u16, body: &[u8], retry_after: Option<std::time::Duration>) -> ModelError {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let e = v.get("error").unwrap_or(&Value::Null);
-    let message = e
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(300).collect());
-    let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
-    from_error(status, ty, message, retry_after)
-}
-
-pub(crate) fn from_error(
-    status: u16,
-    ty: &str,
-    message: String,
-    retry_after: Option<std::time::Duration>,
-) -> ModelError {
-    match (ty, status) {
-        ("invalid_request_error", _) if message.contains("prompt is too long") => {
-            ModelError::ContextTooLong { message }
-        }
-        ("authentication_error", _) | (_, 401) => ModelError::Authentication { message },
-        ("permission_error", _) | ("billing_error", _) | (_, 403) => {
-            ModelError::Permission { message }
-        }
-        ("rate_limit_error", _) | (_, 429) => ModelError::RateLimited {
-            message,
-            retry_after,
-        },
-        ("overloaded_error", _) | (_, 529) => ModelError::Overloaded {
-            message,
-            retry_after,
-        },
-        ("api_error", _) | ("timeout_error", _) => ModelError::Server {
-            status: if status >= 500 { status } else { 500 },
-            message,
-        },
-        (_, s) if s >= 500 || s == 408 || s == 409 => ModelError::Server { status: s, message },
-        _ => ModelError::InvalidRequest { message },
-    }
 }

@@ -1,123 +1,19 @@
-//! Chat Completions response / request body → canonical.
+//! A Chat Completions request body → canonical (for `parlance convert`):
+//! the conversation, tools and options it carries.
 
 use std::collections::HashMap;
 
-use parlance_format::{
-    Block, FinishReason, Media, Message, Role, ToolCall, ToolResult, ToolSpec, Usage,
-};
+use parlance_format::{Block, Media, Message, Role, ToolResult, ToolSpec};
 use parlance_model::{
     Effort, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice,
-    set_arguments,
 };
 use serde_json::{Map, Value};
 
 use super::PROVIDER;
+use super::decode_response::{reasoning_text, tool_call};
 use crate::wire::{
-    DecodedRequest, malformed, obj, opt_str, scoped_extra, split_data_url, str_field, u64_at,
+    DecodedRequest, malformed, obj, opt_str, scoped_extra, split_data_url, str_field,
 };
-
-/// `finish_reason` → canonical.
-pub fn finish_reason(raw: &str) -> FinishReason {
-    match raw {
-        "stop" => FinishReason::Stop,
-        "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        _ => FinishReason::Other,
-    }
-}
-
-/// `usage` → canonical (OpenAI's prompt count already includes cached tokens).
-pub fn usage(u: &Value) -> Usage {
-    Usage {
-        input_tokens: u64_at(u, &["prompt_tokens"]).unwrap_or(0),
-        output_tokens: u64_at(u, &["completion_tokens"]).unwrap_or(0),
-        cached_tokens: u64_at(u, &["prompt_tokens_details", "cached_tokens"]).unwrap_or(0),
-        cache_write_tokens: u64_at(u, &["prompt_tokens_details", "cache_write_tokens"])
-            .filter(|n| *n > 0),
-        reasoning_tokens: u64_at(u, &["completion_tokens_details", "reasoning_tokens"]),
-    }
-}
-
-pub(crate) fn tool_call(tc: &Value, what: &str) -> Result<ToolCall, ModelError> {
-    let f = tc
-        .get("function")
-        .ok_or_else(|| malformed(format!("{what}.function: missing")))?;
-    let mut call = ToolCall::new(
-        str_field(tc, "id", what)?,
-        str_field(f, "name", &format!("{what}.function"))?,
-        Value::Null,
-    );
-    set_arguments(
-        &mut call,
-        f.get("arguments").and_then(Value::as_str).unwrap_or(""),
-    );
-    Ok(call)
-}
-
-/// Non-standard reasoning text of OpenAI-compatible servers (`reasoning_content`, `reasoning`).
-pub(crate) fn reasoning_text(m: &Value) -> Option<&str> {
-    ["reasoning_content", "reasoning"]
-        .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_str))
-        .filter(|s| !s.is_empty())
-}
-
-/// A response body → the assistant message.
-pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
-    let choice = body
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .ok_or_else(|| malformed("choices: expected at least one choice"))?;
-    let m = choice
-        .get("message")
-        .ok_or_else(|| malformed("choices[0].message: missing"))?;
-    let mut content = Vec::new();
-    if let Some(r) = reasoning_text(m) {
-        content.push(Block::thinking(r));
-    }
-    match m.get("content") {
-        Some(Value::String(s)) if !s.is_empty() => content.push(Block::text(s.clone())),
-        Some(Value::Array(parts)) => {
-            for p in parts {
-                if let Some(t) = p.get("text").and_then(Value::as_str) {
-                    content.push(Block::text(t));
-                }
-            }
-        }
-        _ => {}
-    }
-    let refusal = m
-        .get("refusal")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
-    if let Some(r) = refusal {
-        content.push(Block::text(r));
-    }
-    if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
-        for (i, tc) in calls.iter().enumerate() {
-            content.push(Block::ToolCall {
-                tool_call: tool_call(tc, &format!("choices[0].message.tool_calls[{i}]"))?,
-            });
-        }
-    }
-    let raw = choice.get("finish_reason").and_then(Value::as_str);
-    let mut msg = Message::new(Role::Assistant, content);
-    msg.id = opt_str(body, "id");
-    msg.usage = body.get("usage").filter(|u| u.is_object()).map(usage);
-    msg.finish_reason = raw.map(|r| {
-        if refusal.is_some() {
-            FinishReason::ContentFilter
-        } else {
-            finish_reason(r)
-        }
-    });
-    msg.finish_reason_raw = raw.map(str::to_string);
-    msg.provider = Some(PROVIDER.into());
-    msg.model = opt_str(body, "model");
-    Ok(msg)
-}
 
 fn media_from_url(url: &str, detail: Option<String>) -> Media {
     match split_data_url(url) {
@@ -378,59 +274,4 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             options: o,
         },
     })
-}
-
-/// An error answer → a typed error.
-pub fn classify(status: u16, body: &[u8], retry_after: Option<std::time::Duration>) -> ModelError {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let e = v.get("error").unwrap_or(&Value::Null);
-    let message = e
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(300).collect());
-    let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-    let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
-    from_error(status, code, ty, message, retry_after)
-}
-
-pub(crate) fn from_error(
-    status: u16,
-    code: &str,
-    ty: &str,
-    message: String,
-    retry_after: Option<std::time::Duration>,
-) -> ModelError {
-    if code == "insufficient_quota" || ty == "insufficient_quota" {
-        return ModelError::QuotaExceeded { message };
-    }
-    if code == "context_length_exceeded" {
-        return ModelError::ContextTooLong { message };
-    }
-    match status {
-        401 => ModelError::Authentication { message },
-        403 => ModelError::Permission { message },
-        429 => ModelError::RateLimited {
-            message,
-            retry_after,
-        },
-        503 => ModelError::Overloaded {
-            message,
-            retry_after,
-        },
-        400 | 404 | 409 | 413 | 422 => ModelError::InvalidRequest { message },
-        s if s >= 500 || s == 408 => ModelError::Server { status: s, message },
-        // In-stream errors carry no status: judge by their type.
-        _ => match ty {
-            "rate_limit_exceeded" | "rate_limit_error" => ModelError::RateLimited {
-                message,
-                retry_after,
-            },
-            "server_error" | "api_error" => ModelError::Server {
-                status: 500,
-                message,
-            },
-            _ => ModelError::InvalidRequest { message },
-        },
-    }
 }
