@@ -33,6 +33,14 @@ pub enum BuildError {
         /// The string given.
         spec: String,
     },
+    /// The embedded model could not be loaded (where `local` is built).
+    #[error("the embedded model {path}: {message}")]
+    LocalModel {
+        /// The GGUF file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A model of a format of your own needs a base URL.
     #[error("no base URL for this {format} model: set one with .base_url()")]
     MissingBaseUrl {

@@ -17,15 +17,7 @@ use crate::config::{AgentConfig, Config};
 /// request.
 pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
     let (provider, model) = match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
-        ModelSpec::Local { path } => {
-            let path = match path {
-                Some(p) => std::path::PathBuf::from(p),
-                None => parlance_local::default_model_path(),
-            };
-            return Ok(Arc::new(
-                parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
-            ));
-        }
+        ModelSpec::Local { path } => return local_model(path),
         ModelSpec::Remote { provider, model } => (provider, model),
     };
     let builder = match config.providers.get(provider) {
@@ -54,6 +46,26 @@ pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
         .build()
         .map_err(|e| format!("model {spec:?}: {e}"))?;
     Ok(Arc::new(model))
+}
+
+/// The embedded model: the default one, or a GGUF file.
+#[cfg(feature = "local")]
+fn local_model(path: Option<&str>) -> Result<Arc<dyn Model>, String> {
+    let path = match path {
+        Some(p) => std::path::PathBuf::from(p),
+        None => parlance_local::default_model_path(),
+    };
+    Ok(Arc::new(
+        parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
+    ))
+}
+
+#[cfg(not(feature = "local"))]
+fn local_model(_: Option<&str>) -> Result<Arc<dyn Model>, String> {
+    Err(
+        "model \"local\": this server was built without the embedded model (the `local` feature)"
+            .into(),
+    )
 }
 
 /// A tool from `[tools.NAME]`.

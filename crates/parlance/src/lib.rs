@@ -1,0 +1,101 @@
+//! Parlance: an agent runtime. One conversation format, tools whose
+//! arguments are validated before they run, every major model provider,
+//! threads stored in SQLite or PostgreSQL, an HTTP API.
+//!
+//! This crate is the one to depend on (published as `parlance-ai`,
+//! imported as `parlance`). It re-exports the public API of the workspace's
+//! crates; its features choose what is built:
+//!
+//! | feature | what | default |
+//! |---|---|---|
+//! | `providers` | OpenAI (Chat, Responses), Anthropic, Gemini; [`model`] from a string | yes |
+//! | `store` | threads in SQLite or PostgreSQL ([`store`]) | no |
+//! | `server` | the HTTP API ([`server`]) | no |
+//! | `local` | the embedded model (llama.cpp, built by cmake): `model("local")` | no |
+//!
+//! # Deriving a tool's schema
+//!
+//! A tool's argument type derives `Deserialize` and `JsonSchema`. The
+//! derives name their crates, so add `serde` and `schemars` to your
+//! `Cargo.toml`, or point them at the re-exports:
+//! `#[serde(crate = "parlance::serde")]`,
+//! `#[schemars(crate = "parlance::schemars")]`.
+
+use std::sync::Arc;
+
+pub use parlance_agent::{
+    Agent, AgentBuilder, Checkpoint, DecisionError, IntoToolContent, Json, Limits, OnToolException,
+    Resume, RunEvent, RunInput, Step, Tool, ToolContext, ToolError, ToolFailure,
+};
+pub use parlance_format::{
+    ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,
+    RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
+};
+pub use parlance_model::{
+    Model, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, StreamEvent, ToolChoice,
+};
+pub use schemars::{self, JsonSchema};
+pub use serde;
+pub use serde_json::{self, json};
+
+/// The crates behind this one, whole.
+pub use parlance_agent as agent;
+pub use parlance_format as format;
+/// The scripted model: a [`Model`] that answers from a script, for tests.
+pub use parlance_model::scripted;
+
+/// Model providers: the registry, the builder, the wire formats.
+#[cfg(feature = "providers")]
+pub use parlance_providers as providers;
+#[cfg(feature = "providers")]
+pub use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider};
+
+/// Threads: conversations, runs, artifacts and pending approvals.
+#[cfg(feature = "store")]
+pub use parlance_store as store;
+
+/// The HTTP API.
+#[cfg(feature = "server")]
+pub use parlance_server as server;
+
+/// The embedded local model.
+#[cfg(feature = "local")]
+pub use parlance_local as local;
+
+/// A model from a string: `"anthropic:claude-sonnet-4-5"`,
+/// `"openai:gpt-4o-mini"`, `"openai-responses:gpt-5"`,
+/// `"gemini:gemini-2.5-flash"`, and with the `local` feature `"local"`
+/// (the default embedded model) or `"local:PATH"`. The key comes from the
+/// provider's variable (`ANTHROPIC_API_KEY`...): a missing one is an error
+/// here, before any request. For a key, base URL or headers of your own,
+/// use [`Provider`]'s builder.
+#[cfg(feature = "providers")]
+pub fn model(spec: &str) -> Result<Arc<dyn Model>, BuildError> {
+    match parlance_providers::ModelSpec::parse(spec)? {
+        parlance_providers::ModelSpec::Local { path } => local_model(spec, path),
+        parlance_providers::ModelSpec::Remote { .. } => {
+            Ok(Arc::new(parlance_providers::model(spec)?))
+        }
+    }
+}
+
+#[cfg(all(feature = "providers", feature = "local"))]
+fn local_model(_spec: &str, path: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
+    let path = match path {
+        Some(p) => std::path::PathBuf::from(p),
+        None => parlance_local::default_model_path(),
+    };
+    parlance_local::LocalModel::load(&path)
+        .map(|m| Arc::new(m) as Arc<dyn Model>)
+        .map_err(|e| BuildError::LocalModel {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+}
+
+#[cfg(all(feature = "providers", not(feature = "local")))]
+fn local_model(spec: &str, _path: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
+    Err(BuildError::Local {
+        spec: spec.to_string(),
+    })
+}
