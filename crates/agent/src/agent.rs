@@ -446,6 +446,26 @@ impl Agent {
         Ok(self.continue_after(&mut state, plan, &hooks).await)
     }
 
+    /// [`Agent::resume_stream`] with a checkpoint.
+    pub fn resume_stream_with_checkpoint(
+        &self,
+        resume: Resume,
+        checkpoint: Arc<dyn Checkpoint>,
+    ) -> Result<impl Stream<Item = RunEvent> + Send + 'static, DecisionError> {
+        let (mut state, plan) = self.prepare_resume(resume)?;
+        let (tx, rx) = mpsc::unbounded();
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let hooks = Hooks {
+                tx: Some(tx),
+                checkpoint: Some(checkpoint),
+            };
+            let response = agent.continue_after(&mut state, plan, &hooks).await;
+            emit(&hooks.tx, RunEvent::RunCompleted(response));
+        });
+        Ok(rx)
+    }
+
     /// Runs, reporting progress as a stream of events; the last event is
     /// `RunCompleted` with the same response [`Agent::run`] gives.
     pub fn run_stream(&self, input: RunInput) -> impl Stream<Item = RunEvent> + Send + 'static {

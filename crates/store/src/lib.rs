@@ -19,9 +19,12 @@
 
 mod repair;
 mod runner;
+mod runs;
 mod sql;
 mod store;
 
-pub use repair::repair;
-pub use runner::{ResumeError, ThreadRunner};
-pub use store::{ActiveRun, Artifact, Page, RunRecord, Store, StoreError, StoredMessage, Thread};
+pub use repair::{repair, settle_pending};
+pub use runner::{ResumeError, RunHandle, ThreadRunner};
+pub use store::{
+    ActiveRun, Artifact, DEFAULT_LEASE, Page, RunRecord, Store, StoreError, StoredMessage, Thread,
+};

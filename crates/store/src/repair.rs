@@ -44,6 +44,39 @@ pub fn repair(history: &[Message]) -> Option<Message> {
     Some(m)
 }
 
+/// The last message with every approval request that nobody will decide
+/// any more (its run failed or died) turned into an `interrupted` result,
+/// so that the thread can be sent to a model again. `None` when it holds
+/// no approval request.
+pub fn settle_pending(last: &Message) -> Option<Message> {
+    if !last
+        .content
+        .iter()
+        .any(|b| matches!(b, Block::ApprovalRequest { .. }))
+    {
+        return None;
+    }
+    let mut m = last.clone();
+    for b in &mut m.content {
+        if let Block::ApprovalRequest { approval_request } = b {
+            let mut r = ToolResult::text(
+                &approval_request.tool_call_id,
+                ToolStatus::Interrupted,
+                format!(
+                    "{} was not run: the run stopped before this call was decided",
+                    approval_request.name
+                ),
+            );
+            r.name = Some(approval_request.name.clone());
+            *b = Block::tool_result(r);
+        }
+    }
+    m.metadata
+        .get_or_insert_with(Default::default)
+        .insert("parlance_repair".into(), serde_json::Value::Bool(true));
+    Some(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

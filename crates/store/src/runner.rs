@@ -1,10 +1,19 @@
 //! Running an agent on a stored thread.
+//!
+//! A run on a thread is detached from whoever started it: it runs in its
+//! own task to its end, whatever the caller does (a web client that hangs
+//! up, a future that is dropped), and its outcome is stored. While it
+//! runs, a heartbeat renews its lease, so a slow step (a model answer or a
+//! tool that takes minutes) never lets another process take the thread.
 
 use std::sync::Arc;
 
+use futures::channel::mpsc;
 use futures::future::BoxFuture;
-use parlance_agent::{Agent, Checkpoint, DecisionError, Resume, RunInput, Step};
+use futures::{Stream, StreamExt};
+use parlance_agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Step};
 use parlance_format::{Decision, Message, Response, RunStatus, Turn};
+use tokio::task::JoinHandle;
 
 use crate::store::{ActiveRun, Store, StoreError};
 
@@ -30,6 +39,39 @@ impl Checkpoint for StoreCheckpoint {
     }
 }
 
+/// Renews a run's lease every third of the lease while the run lives;
+/// stops when the lease is lost (the run's next write is then refused).
+struct Heartbeat(JoinHandle<()>);
+
+impl Heartbeat {
+    fn start(store: Store, run: ActiveRun) -> Heartbeat {
+        let every = store.lease() / 3;
+        Heartbeat(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                match store.renew(&run).await {
+                    Ok(()) => {}
+                    Err(e @ StoreError::LeaseLost { .. }) => {
+                        tracing::error!(run = %run.id, thread = %run.thread_id, error = %e, "the run lost its thread; it stops before its next write");
+                        return;
+                    }
+                    // A passing database failure: the next beat tries again
+                    // (the lease still has two thirds to go).
+                    Err(e) => {
+                        tracing::warn!(run = %run.id, error = %e, "could not renew the lease")
+                    }
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// A refused resume: the store's reason, or the decisions'.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResumeError {
@@ -41,11 +83,47 @@ pub enum ResumeError {
     Decision(#[from] DecisionError),
 }
 
+/// A run that was started on a thread and goes on by itself.
+pub struct RunHandle {
+    /// The run's id (readable later with [`Store::run`]).
+    pub run_id: String,
+    /// Its thread.
+    pub thread_id: String,
+    events: mpsc::UnboundedReceiver<RunEvent>,
+    outcome: JoinHandle<Result<Response, ResumeError>>,
+}
+
+impl RunHandle {
+    /// Waits for the run's end; its outcome is stored by then.
+    pub async fn outcome(self) -> Result<Response, ResumeError> {
+        self.outcome.await.unwrap_or_else(|e| {
+            Err(StoreError::Database(format!("the run's task ended abnormally: {e}")).into())
+        })
+    }
+
+    /// The run's events (only for runs started to stream); the last is
+    /// `RunCompleted`, sent after the outcome is stored. Dropping the
+    /// stream does not stop the run.
+    pub fn events(self) -> impl Stream<Item = RunEvent> + Send + 'static {
+        self.events
+    }
+}
+
 /// Runs an agent on threads of a store.
 #[derive(Clone)]
 pub struct ThreadRunner {
     store: Store,
     agent: Agent,
+}
+
+/// What a spawned run does once its thread is claimed.
+enum Work {
+    Run(Vec<Message>),
+    Resume {
+        earlier: Vec<Message>,
+        paused: Response,
+        decisions: Vec<Decision>,
+    },
 }
 
 impl ThreadRunner {
@@ -62,37 +140,26 @@ impl ThreadRunner {
     /// Runs on `thread` with new `input`: the history comes from the store
     /// (repaired first if its last run died mid-step); the input and every
     /// step are committed as they complete; the run's outcome is recorded.
+    /// The run goes on to its end even if this future is dropped.
     pub async fn run(&self, thread: &str, input: Vec<Message>) -> Result<Response, StoreError> {
-        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
-        let result = self.run_claimed(&active, input).await;
-        if let Err(e) = &result {
-            // Leave no run holding the thread after a store failure.
-            let failed = failed_response(&active, e);
-            let _ = self.store.finish_run(&active, &failed).await;
+        match self.start(thread, input, false).await?.outcome().await {
+            Ok(r) => Ok(r),
+            Err(ResumeError::Store(e)) => Err(e),
+            Err(ResumeError::Decision(e)) => unreachable!("a new run takes no decisions: {e}"),
         }
-        result
     }
 
-    async fn run_claimed(
+    /// Claims `thread` and starts a run on it in its own task (detached:
+    /// it ends and stores its outcome whatever the caller does). With
+    /// `stream`, the handle's events report its progress.
+    pub async fn start(
         &self,
-        active: &ActiveRun,
+        thread: &str,
         input: Vec<Message>,
-    ) -> Result<Response, StoreError> {
-        let history = self.store.history(&active.thread_id).await?;
-        self.store.append(active, &input).await?;
-        let checkpoint = Arc::new(StoreCheckpoint {
-            store: self.store.clone(),
-            run: active.clone(),
-        });
-        let run_input = RunInput {
-            input,
-            turns: vec![Turn { messages: history }],
-            run_id: Some(active.id.clone()),
-            thread_id: Some(active.thread_id.clone()),
-        };
-        let response = self.agent.run_with_checkpoint(run_input, checkpoint).await;
-        self.store.finish_run(active, &response).await?;
-        Ok(response)
+        stream: bool,
+    ) -> Result<RunHandle, StoreError> {
+        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
+        Ok(self.spawn(active, Work::Run(input), stream))
     }
 
     /// [`ThreadRunner::run`] as a stream of events; the last one,
@@ -101,50 +168,8 @@ impl ThreadRunner {
         &self,
         thread: &str,
         input: Vec<Message>,
-    ) -> Result<impl futures::Stream<Item = parlance_agent::RunEvent> + Send + 'static, StoreError>
-    {
-        use futures::StreamExt;
-        use parlance_agent::RunEvent;
-        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
-        let prepared = async {
-            let history = self.store.history(&active.thread_id).await?;
-            self.store.append(&active, &input).await?;
-            Ok::<_, StoreError>(history)
-        }
-        .await;
-        let history = match prepared {
-            Ok(h) => h,
-            Err(e) => {
-                let _ = self
-                    .store
-                    .finish_run(&active, &failed_response(&active, &e))
-                    .await;
-                return Err(e);
-            }
-        };
-        let checkpoint = Arc::new(StoreCheckpoint {
-            store: self.store.clone(),
-            run: active.clone(),
-        });
-        let run_input = RunInput {
-            input,
-            turns: vec![Turn { messages: history }],
-            run_id: Some(active.id.clone()),
-            thread_id: Some(active.thread_id.clone()),
-        };
-        let events = self.agent.run_stream_with_checkpoint(run_input, checkpoint);
-        let store = self.store.clone();
-        Ok(events.then(move |e| {
-            let (store, active) = (store.clone(), active.clone());
-            async move {
-                if let RunEvent::RunCompleted(r) = &e
-                    && let Err(err) = store.finish_run(&active, r).await
-                {
-                    tracing::error!(run = %active.id, error = %err, "the run's outcome could not be stored");
-                }
-                e
-            }
-        }))
+    ) -> Result<impl Stream<Item = RunEvent> + Send + 'static, StoreError> {
+        Ok(self.start(thread, input, true).await?.events())
     }
 
     /// Runs `thread` again with no new input (after a failed run: the
@@ -154,26 +179,40 @@ impl ThreadRunner {
     }
 
     /// Applies decisions to the run waiting on them — from any process:
-    /// everything needed is in the store.
+    /// everything needed is in the store. The resumed run is detached like
+    /// a new one.
     pub async fn resume(
         &self,
         run_id: &str,
         decisions: Vec<Decision>,
     ) -> Result<Response, ResumeError> {
+        self.start_resume(run_id, decisions, false)
+            .await?
+            .outcome()
+            .await
+    }
+
+    /// Claims a paused run and resumes it in its own task. Refused
+    /// decisions come back from the handle's outcome (the run still waits).
+    pub async fn start_resume(
+        &self,
+        run_id: &str,
+        decisions: Vec<Decision>,
+        stream: bool,
+    ) -> Result<RunHandle, StoreError> {
         let record = self.store.run(run_id).await?;
         if record.status != RunStatus::RequiresApproval.as_str() {
             return Err(StoreError::Conflict(format!(
                 "run {run_id} is {}, not waiting for decisions",
                 record.status
-            ))
-            .into());
+            )));
         }
         let active = self.store.claim_paused(run_id).await?;
         let stored = match self.store.messages(&active.thread_id, 0, 100_000).await {
             Ok(m) => m,
             Err(e) => {
                 let _ = self.store.release_paused(&active).await;
-                return Err(e.into());
+                return Err(e);
             }
         };
         let split = stored
@@ -192,28 +231,121 @@ impl ThreadRunner {
             pending: Vec::new(),
             error: None,
         };
-        let resume = Resume {
-            turns: vec![Turn {
-                messages: earlier.iter().map(|m| m.message.clone()).collect(),
-            }],
+        let work = Work::Resume {
+            earlier: earlier.iter().map(|m| m.message.clone()).collect(),
             paused,
             decisions,
         };
-        let checkpoint = Arc::new(StoreCheckpoint {
-            store: self.store.clone(),
-            run: active.clone(),
-        });
-        match self.agent.resume_with_checkpoint(resume, checkpoint).await {
-            Ok(response) => {
-                self.store.finish_run(&active, &response).await?;
-                Ok(response)
+        Ok(self.spawn(active, work, stream))
+    }
+
+    fn spawn(&self, active: ActiveRun, work: Work, stream: bool) -> RunHandle {
+        let (tx, events) = mpsc::unbounded();
+        let tx = stream.then_some(tx);
+        let (store, agent, run) = (self.store.clone(), self.agent.clone(), active.clone());
+        let outcome = tokio::spawn(async move {
+            let _beat = Heartbeat::start(store.clone(), run.clone());
+            let result = execute(&store, &agent, &run, work, tx.as_ref()).await;
+            let response = match &result {
+                Ok(r) => r.clone(),
+                Err(ResumeError::Decision(_)) => {
+                    // Nothing ran: the run waits again.
+                    if let Err(e) = store.release_paused(&run).await {
+                        tracing::error!(run = %run.id, error = %e, "a refused resume could not put the run back to waiting");
+                    }
+                    return result;
+                }
+                Err(ResumeError::Store(e)) => {
+                    if !matches!(e, StoreError::LeaseLost { .. }) {
+                        // Leave no run holding the thread after a store failure.
+                        let _ = store.finish_run(&run, &failed_response(&run, e)).await;
+                    }
+                    failed_response(&run, e)
+                }
+            };
+            if let Some(tx) = &tx {
+                let _ = tx.unbounded_send(RunEvent::RunCompleted(response));
             }
-            Err(e) => {
-                self.store.release_paused(&active).await?;
-                Err(e.into())
+            result
+        });
+        RunHandle {
+            run_id: active.id,
+            thread_id: active.thread_id,
+            events,
+            outcome,
+        }
+    }
+}
+
+/// The body of a spawned run: the agent's work, then its outcome stored.
+async fn execute(
+    store: &Store,
+    agent: &Agent,
+    run: &ActiveRun,
+    work: Work,
+    tx: Option<&mpsc::UnboundedSender<RunEvent>>,
+) -> Result<Response, ResumeError> {
+    let checkpoint: Arc<dyn Checkpoint> = Arc::new(StoreCheckpoint {
+        store: store.clone(),
+        run: run.clone(),
+    });
+    let response = match work {
+        Work::Run(input) => {
+            let history = store.history(&run.thread_id).await?;
+            store.append(run, &input).await?;
+            let run_input = RunInput {
+                input,
+                turns: vec![Turn { messages: history }],
+                run_id: Some(run.id.clone()),
+                thread_id: Some(run.thread_id.clone()),
+            };
+            match tx {
+                None => agent.run_with_checkpoint(run_input, checkpoint).await,
+                Some(tx) => {
+                    forward(agent.run_stream_with_checkpoint(run_input, checkpoint), tx).await?
+                }
+            }
+        }
+        Work::Resume {
+            earlier,
+            paused,
+            decisions,
+        } => {
+            let resume = Resume {
+                turns: vec![Turn { messages: earlier }],
+                paused,
+                decisions,
+            };
+            match tx {
+                None => agent.resume_with_checkpoint(resume, checkpoint).await?,
+                Some(tx) => {
+                    forward(agent.resume_stream_with_checkpoint(resume, checkpoint)?, tx).await?
+                }
+            }
+        }
+    };
+    store.finish_run(run, &response).await?;
+    Ok(response)
+}
+
+/// Passes a run's events on (to nobody, once the listener is gone) and
+/// keeps its final response back: `RunCompleted` is sent once stored.
+async fn forward(
+    events: impl Stream<Item = RunEvent>,
+    tx: &mpsc::UnboundedSender<RunEvent>,
+) -> Result<Response, StoreError> {
+    let mut events = std::pin::pin!(events);
+    while let Some(e) = events.next().await {
+        match e {
+            RunEvent::RunCompleted(r) => return Ok(r),
+            other => {
+                let _ = tx.unbounded_send(other);
             }
         }
     }
+    Err(StoreError::Database(
+        "the run ended without an outcome".into(),
+    ))
 }
 
 fn failed_response(active: &ActiveRun, e: &StoreError) -> Response {

@@ -43,16 +43,17 @@ impl Dialect {
 
 /// The migrations, in order; version N is `MIGRATIONS[N - 1]`. Never edit
 /// one that has shipped: add the next.
-pub const MIGRATIONS: &[&[&str]] = &[&[
-    "CREATE TABLE parlance_threads (
+pub const MIGRATIONS: &[&[&str]] = &[
+    &[
+        "CREATE TABLE parlance_threads (
         id TEXT PRIMARY KEY,
         owner TEXT,
         metadata TEXT NOT NULL,
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-    "CREATE INDEX parlance_threads_by_owner ON parlance_threads (owner, created_at, id)",
-    "CREATE TABLE parlance_messages (
+        "CREATE INDEX parlance_threads_by_owner ON parlance_threads (owner, created_at, id)",
+        "CREATE TABLE parlance_messages (
         thread_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
         run_id TEXT,
@@ -60,7 +61,7 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         created_at BIGINT NOT NULL,
         PRIMARY KEY (thread_id, seq)
     )",
-    "CREATE TABLE parlance_runs (
+        "CREATE TABLE parlance_runs (
         id TEXT PRIMARY KEY,
         thread_id TEXT NOT NULL,
         status TEXT NOT NULL,
@@ -71,7 +72,17 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL
     )",
-    "CREATE INDEX parlance_runs_by_thread ON parlance_runs (thread_id, created_at)",
-    // One active run per thread: the database itself refuses a second.
-    "CREATE UNIQUE INDEX parlance_runs_one_active ON parlance_runs (thread_id) WHERE status IN ('running', 'requires_approval')",
-]];
+        "CREATE INDEX parlance_runs_by_thread ON parlance_runs (thread_id, created_at)",
+        // One active run per thread: the database itself refuses a second.
+        "CREATE UNIQUE INDEX parlance_runs_one_active ON parlance_runs (thread_id) WHERE status IN ('running', 'requires_approval')",
+    ],
+    &[
+        // A run's outcome is readable later (GET /v1/runs/{id}).
+        "ALTER TABLE parlance_runs ADD COLUMN output TEXT",
+        "ALTER TABLE parlance_runs ADD COLUMN finish_reason TEXT",
+        // Sweeping dead runs looks them up by status and lease.
+        "CREATE INDEX parlance_runs_by_lease ON parlance_runs (status, lease_until)",
+        // Server-wide settings (the secret that signs paused runs).
+        "CREATE TABLE parlance_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ],
+];

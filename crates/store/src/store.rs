@@ -4,13 +4,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use parlance_format::{Block, Message, Response, RunError, RunStatus, Usage};
-use serde_json::{Value, json};
+use parlance_format::{Block, Message, Usage};
+use serde_json::Value;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyPool, Executor, Row};
 
-use crate::repair::repair;
 use crate::sql::{Dialect, MIGRATIONS};
 
 /// What went wrong.
@@ -32,6 +31,16 @@ pub enum StoreError {
     /// The request does not fit the stored state.
     #[error("{0}")]
     Conflict(String),
+    /// The run no longer holds its thread: its lease ran out (its process
+    /// stalled longer than the lease, or another process took the thread
+    /// over). It must stop without writing.
+    #[error("run {run} no longer holds thread {thread}: its lease ran out")]
+    LeaseLost {
+        /// The run.
+        run: String,
+        /// Its thread.
+        thread: String,
+    },
     /// A stored message is not canonical JSON (the store was altered).
     #[error("thread {thread} message {seq} is not readable: {error}")]
     Corrupt {
@@ -53,9 +62,13 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
-type R<T> = Result<T, StoreError>;
+pub(crate) type R<T> = Result<T, StoreError>;
 
-fn now_ms() -> i64 {
+/// The default lease of a running run: 30 s, renewed every 10 s while the
+/// run is alive.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -117,6 +130,11 @@ pub struct RunRecord {
     pub usage: Option<Usage>,
     /// Why it failed (code, message, cause).
     pub error: Option<Value>,
+    /// The final answer (text, or the JSON value of an output schema);
+    /// `null` until the run completes.
+    pub output: Value,
+    /// Why the model stopped, when it did.
+    pub finish_reason: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
     /// Milliseconds since the epoch.
@@ -155,9 +173,9 @@ pub struct ActiveRun {
 /// A thread store.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: AnyPool,
-    dialect: Dialect,
-    lease: Duration,
+    pub(crate) pool: AnyPool,
+    pub(crate) dialect: Dialect,
+    pub(crate) lease: Duration,
 }
 
 impl Store {
@@ -204,17 +222,24 @@ impl Store {
         let store = Store {
             pool,
             dialect,
-            lease: Duration::from_secs(60),
+            lease: DEFAULT_LEASE,
         };
         store.migrate().await?;
         Ok(store)
     }
 
-    /// How long a running run's claim on its thread lasts without a step
-    /// (default 60 s); after that another process may take the thread over.
+    /// How long a running run's claim on its thread lasts without being
+    /// renewed (default 30 s). The process running it renews it every
+    /// third of that ([`Store::renew`]); once it has really run out, the
+    /// run may no longer write, and another process may take the thread.
     pub fn with_lease(mut self, lease: Duration) -> Store {
         self.lease = lease;
         self
+    }
+
+    /// The lease of running runs.
+    pub fn lease(&self) -> Duration {
+        self.lease
     }
 
     /// Which database this is.
@@ -224,37 +249,37 @@ impl Store {
 
     /// Our SQL, in this dialect. Every statement is a literal of this file
     /// (placeholders only change), so no value ever reaches the text.
-    fn q(&self, sql: &str) -> sqlx::AssertSqlSafe<String> {
+    pub(crate) fn q(&self, sql: &str) -> sqlx::AssertSqlSafe<String> {
         sqlx::AssertSqlSafe(self.dialect.sql(sql))
     }
 
-    async fn tx(&self) -> R<PoolConnection<Any>> {
+    pub(crate) async fn tx(&self) -> R<PoolConnection<Any>> {
         let mut conn = self.pool.acquire().await?;
         conn.execute(self.dialect.begin()).await?;
         Ok(conn)
     }
 
-    async fn commit(mut conn: PoolConnection<Any>) -> R<()> {
+    pub(crate) async fn commit(mut conn: PoolConnection<Any>) -> R<()> {
         conn.execute("COMMIT").await?;
         Ok(())
     }
 
-    async fn rollback(mut conn: PoolConnection<Any>) {
+    pub(crate) async fn rollback(mut conn: PoolConnection<Any>) {
         let _ = conn.execute("ROLLBACK").await;
     }
 
     /// Applies the migrations not yet applied, each in its own transaction.
     async fn migrate(&self) -> R<()> {
-        let mut conn = self.pool.acquire().await?;
-        conn.execute("CREATE TABLE IF NOT EXISTS parlance_schema (version BIGINT NOT NULL)")
-            .await?;
-        drop(conn);
         loop {
             let mut tx = self.tx().await?;
             if self.dialect == Dialect::Postgres {
-                // Servers starting together migrate one at a time.
+                // Servers starting together migrate one at a time (creating
+                // the version table included: PostgreSQL's IF NOT EXISTS is
+                // not safe against a concurrent CREATE).
                 tx.execute("SELECT pg_advisory_xact_lock(7470726)").await?;
             }
+            tx.execute("CREATE TABLE IF NOT EXISTS parlance_schema (version BIGINT NOT NULL)")
+                .await?;
             let row = sqlx::query("SELECT MAX(version) FROM parlance_schema")
                 .fetch_one(&mut *tx)
                 .await?;
@@ -374,6 +399,8 @@ impl Store {
     /// Deletes a thread with its messages, runs and artifacts. Refused while
     /// a run is active on it.
     pub async fn delete_thread(&self, id: &str) -> R<()> {
+        // A dead run (its lease ran out) does not hold the thread.
+        self.sweep_thread(id).await?;
         let mut tx = self.tx().await?;
         let active = sqlx::query(self.q("SELECT id, status FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
             .bind(id)
@@ -406,7 +433,7 @@ impl Store {
         Self::commit(tx).await
     }
 
-    fn message_from(thread: &str, row: &sqlx::any::AnyRow) -> R<StoredMessage> {
+    pub(crate) fn message_from(thread: &str, row: &sqlx::any::AnyRow) -> R<StoredMessage> {
         let seq: i64 = row.try_get("seq")?;
         let body: String = row.try_get("body")?;
         let message = serde_json::from_str::<Value>(&body)
@@ -465,313 +492,40 @@ impl Store {
         Ok(out)
     }
 
-    fn run_from(row: &sqlx::any::AnyRow) -> R<RunRecord> {
-        let text = |k: &str| -> R<Option<String>> { Ok(row.try_get::<Option<String>, _>(k)?) };
-        Ok(RunRecord {
-            id: row.try_get("id")?,
-            thread_id: row.try_get("thread_id")?,
-            status: row.try_get("status")?,
-            settings: text("settings")?
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or(Value::Null),
-            usage: text("usage")?
-                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-                .and_then(|v| Usage::from_value(&v).ok()),
-            error: text("error")?.and_then(|s| serde_json::from_str(&s).ok()),
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
+    async fn setting(&self, name: &str) -> R<Option<String>> {
+        let row = sqlx::query(self.q("SELECT value FROM parlance_settings WHERE name = ?"))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(r) => Some(r.try_get::<String, _>("value")?),
+            None => None,
         })
     }
 
-    const RUN_COLUMNS: &'static str =
-        "id, thread_id, status, settings, usage, error, created_at, updated_at";
-
-    /// The runs of a thread, oldest first.
-    pub async fn runs(&self, thread: &str) -> R<Vec<RunRecord>> {
-        let rows = sqlx::query(self.q(&format!(
-            "SELECT {} FROM parlance_runs WHERE thread_id = ? ORDER BY created_at, id",
-            Self::RUN_COLUMNS
-        )))
-        .bind(thread)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(Self::run_from).collect()
-    }
-
-    /// The run `id`.
-    pub async fn run(&self, id: &str) -> R<RunRecord> {
-        let row = sqlx::query(self.q(&format!(
-            "SELECT {} FROM parlance_runs WHERE id = ?",
-            Self::RUN_COLUMNS
-        )))
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))?;
-        Self::run_from(&row)
-    }
-
-    async fn next_seq(&self, conn: &mut PoolConnection<Any>, thread: &str) -> R<i64> {
-        let row = sqlx::query(self.q("SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?"))
-            .bind(thread)
-            .fetch_one(&mut **conn)
-            .await?;
-        Ok(row.try_get::<Option<i64>, _>(0)?.map_or(0, |s| s + 1))
-    }
-
-    async fn insert_message(
-        &self,
-        conn: &mut PoolConnection<Any>,
-        thread: &str,
-        run: Option<&str>,
-        message: &Message,
-    ) -> R<i64> {
-        let seq = self.next_seq(conn, thread).await?;
-        sqlx::query(self.q("INSERT INTO parlance_messages (thread_id, seq, run_id, body, created_at) VALUES (?, ?, ?, ?, ?)"))
-            .bind(thread)
-            .bind(seq)
-            .bind(run)
-            .bind(parlance_format::to_json(message))
-            .bind(now_ms())
-            .execute(&mut **conn)
-            .await?;
-        Ok(seq)
-    }
-
-    async fn touch(&self, conn: &mut PoolConnection<Any>, run: &ActiveRun) -> R<()> {
-        let now = now_ms();
-        sqlx::query(self.q("UPDATE parlance_threads SET updated_at = ? WHERE id = ?"))
-            .bind(now)
-            .bind(&run.thread_id)
-            .execute(&mut **conn)
-            .await?;
-        let lease = now + self.lease.as_millis() as i64;
-        let r = sqlx::query(self.q("UPDATE parlance_runs SET updated_at = ?, lease_until = ? WHERE id = ? AND status = 'running'"))
-            .bind(now)
-            .bind(lease)
-            .bind(&run.id)
-            .execute(&mut **conn)
-            .await?;
-        if r.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "run {} no longer holds thread {}",
-                run.id, run.thread_id
-            )));
+    /// A server-wide setting, made by `make` the first time it is asked
+    /// for and kept: every process sharing the store gets the same value
+    /// (the first writer wins).
+    pub async fn setting_or_init(&self, name: &str, make: impl FnOnce() -> String) -> R<String> {
+        if let Some(v) = self.setting(name).await? {
+            return Ok(v);
         }
-        Ok(())
-    }
-
-    /// Claims the thread for a new run. A run whose process died (its lease
-    /// ran out) is marked failed with code `interrupted` and the thread is
-    /// repaired, in the same transaction. Another active run: `Busy`.
-    pub async fn begin_run(&self, thread: &str, settings: &Value) -> R<ActiveRun> {
-        self.thread(thread).await?;
-        let mut tx = self.tx().await?;
-        match self.claim(&mut tx, thread, settings).await {
-            Ok(run) => {
-                Self::commit(tx).await?;
-                Ok(run)
-            }
-            Err(e) => {
-                Self::rollback(tx).await;
-                Err(e)
-            }
-        }
-    }
-
-    async fn claim(
-        &self,
-        tx: &mut PoolConnection<Any>,
-        thread: &str,
-        settings: &Value,
-    ) -> R<ActiveRun> {
-        let now = now_ms();
-        let active = sqlx::query(self.q("SELECT id, status, lease_until FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
-            .bind(thread)
-            .fetch_optional(&mut **tx)
-            .await?;
-        if let Some(row) = active {
-            let id: String = row.try_get("id")?;
-            let status: String = row.try_get("status")?;
-            let lease: i64 = row.try_get("lease_until")?;
-            if status == "running" && lease < now {
-                self.interrupt(tx, thread, &id).await?;
-            } else {
-                return Err(StoreError::Busy {
-                    thread: thread.into(),
-                    run: id,
-                    status,
-                });
-            }
-        }
-        let run = ActiveRun {
-            id: new_id("run"),
-            thread_id: thread.to_string(),
-        };
-        let inserted = sqlx::query(self.q(
-            "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?, ?)",
-        ))
-        .bind(&run.id)
-        .bind(thread)
-        .bind(settings.to_string())
-        .bind(now + self.lease.as_millis() as i64)
-        .bind(now)
-        .bind(now)
-        .execute(&mut **tx)
-        .await;
-        match inserted {
-            Ok(_) => Ok(run),
-            // Another server claimed it between our read and our write.
+        let insert =
+            sqlx::query(self.q("INSERT INTO parlance_settings (name, value) VALUES (?, ?)"))
+                .bind(name)
+                .bind(make())
+                .execute(&self.pool)
+                .await;
+        match insert {
+            Ok(_) => {}
+            // Another process wrote it first: theirs is kept.
             Err(e)
                 if e.as_database_error()
-                    .is_some_and(|d| d.is_unique_violation()) =>
-            {
-                Err(StoreError::Busy {
-                    thread: thread.into(),
-                    run: "another run".into(),
-                    status: "running".into(),
-                })
-            }
-            Err(e) => Err(e.into()),
+                    .is_some_and(|d| d.is_unique_violation()) => {}
+            Err(e) => return Err(e.into()),
         }
-    }
-
-    /// Marks a dead run failed and repairs its thread (inside `tx`).
-    async fn interrupt(&self, tx: &mut PoolConnection<Any>, thread: &str, run: &str) -> R<()> {
-        let error = json!({"code": "interrupted", "message": "the process running this run stopped before it finished"});
-        sqlx::query(self.q(
-            "UPDATE parlance_runs SET status = 'failed', error = ?, updated_at = ? WHERE id = ?",
-        ))
-        .bind(error.to_string())
-        .bind(now_ms())
-        .bind(run)
-        .execute(&mut **tx)
-        .await?;
-        let rows =
-            sqlx::query(self.q(
-                "SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? ORDER BY seq",
-            ))
-            .bind(thread)
-            .fetch_all(&mut **tx)
-            .await?;
-        let history: Vec<Message> = rows
-            .iter()
-            .map(|r| Self::message_from(thread, r).map(|m| m.message))
-            .collect::<R<_>>()?;
-        if let Some(fix) = repair(&history) {
-            self.insert_message(tx, thread, Some(run), &fix).await?;
-            tracing::warn!(thread, run, "repaired a thread whose run died mid-step");
-        }
-        Ok(())
-    }
-
-    /// Appends messages for an active run, atomically, renewing its lease.
-    pub async fn append(&self, run: &ActiveRun, messages: &[Message]) -> R<Vec<i64>> {
-        let mut tx = self.tx().await?;
-        let result = async {
-            self.touch(&mut tx, run).await?;
-            let mut seqs = Vec::with_capacity(messages.len());
-            for m in messages {
-                seqs.push(
-                    self.insert_message(&mut tx, &run.thread_id, Some(&run.id), m)
-                        .await?,
-                );
-            }
-            Ok::<_, StoreError>(seqs)
-        }
-        .await;
-        match result {
-            Ok(seqs) => {
-                Self::commit(tx).await?;
-                Ok(seqs)
-            }
-            Err(e) => {
-                Self::rollback(tx).await;
-                Err(e)
-            }
-        }
-    }
-
-    /// Replaces the thread's last message (decided approvals), atomically.
-    pub async fn replace_last(&self, run: &ActiveRun, message: &Message) -> R<()> {
-        let mut tx = self.tx().await?;
-        let result = async {
-            self.touch(&mut tx, run).await?;
-            let seq = self.next_seq(&mut tx, &run.thread_id).await? - 1;
-            sqlx::query(
-                self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
-            )
-            .bind(parlance_format::to_json(message))
-            .bind(&run.thread_id)
-            .bind(seq)
-            .execute(&mut *tx)
-            .await?;
-            Ok::<_, StoreError>(())
-        }
-        .await;
-        match result {
-            Ok(()) => Self::commit(tx).await,
-            Err(e) => {
-                Self::rollback(tx).await;
-                Err(e)
-            }
-        }
-    }
-
-    /// Records how a run ended (or that it waits for decisions).
-    pub async fn finish_run(&self, run: &ActiveRun, response: &Response) -> R<()> {
-        let error = response
-            .error
-            .as_ref()
-            .map(|e: &RunError| serde_json::to_value(e).expect("json").to_string());
-        let lease = if response.status == RunStatus::RequiresApproval {
-            i64::MAX
-        } else {
-            0
-        };
-        sqlx::query(self.q("UPDATE parlance_runs SET status = ?, usage = ?, error = ?, lease_until = ?, updated_at = ? WHERE id = ?"))
-            .bind(response.status.as_str())
-            .bind(parlance_format::to_json(&response.usage))
-            .bind(error)
-            .bind(lease)
-            .bind(now_ms())
-            .bind(&run.id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    /// Takes a run that waits for decisions back into `running` (any
-    /// process may: the state is all in the store).
-    pub async fn claim_paused(&self, run_id: &str) -> R<ActiveRun> {
-        let run = self.run(run_id).await?;
-        let r = sqlx::query(self.q("UPDATE parlance_runs SET status = 'running', lease_until = ?, updated_at = ? WHERE id = ? AND status = 'requires_approval'"))
-            .bind(now_ms() + self.lease.as_millis() as i64)
-            .bind(now_ms())
-            .bind(run_id)
-            .execute(&self.pool)
-            .await?;
-        if r.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "run {run_id} is {}, not waiting for decisions",
-                run.status
-            )));
-        }
-        Ok(ActiveRun {
-            id: run.id,
-            thread_id: run.thread_id,
-        })
-    }
-
-    /// Puts a claimed run back to waiting (its decisions were refused).
-    pub async fn release_paused(&self, run: &ActiveRun) -> R<()> {
-        sqlx::query(self.q(
-            "UPDATE parlance_runs SET status = 'requires_approval', lease_until = ? WHERE id = ?",
-        ))
-        .bind(i64::MAX)
-        .bind(&run.id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.setting(name)
+            .await?
+            .ok_or_else(|| StoreError::Database(format!("setting {name} vanished")))
     }
 }
