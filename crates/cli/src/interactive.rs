@@ -18,13 +18,7 @@ pub fn agent(config: &Config, name: Option<&str>, model: Option<&str>) -> Result
     if let Some(m) = model {
         let cfg = AgentConfig {
             model: m.to_string(),
-            instructions: None,
-            tools: Vec::new(),
-            max_model_calls: None,
-            max_invalid_arguments: None,
-            tool_timeout_ms: None,
-            on_tool_exception: None,
-            max_tokens: None,
+            ..AgentConfig::default()
         };
         return parlance_server::build::agent(config, None, &cfg, &http);
     }

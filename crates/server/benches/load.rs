@@ -141,7 +141,7 @@ input_schema = '{{"type": "object"}}'
             }))
             .build()
             .unwrap();
-        let mut state = Arc::try_unwrap(state).ok().expect("only reference");
+        let mut state = state;
         state.agents.insert("bench".into(), agent);
         let app = parlance_server::router(Arc::new(state));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

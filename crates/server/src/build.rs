@@ -16,8 +16,33 @@ use crate::config::{AgentConfig, Config};
 /// `local:PATH` a GGUF file. A missing key is an error here, before any
 /// request.
 pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
+    match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
+        ModelSpec::Local { path } => local_model(path),
+        ModelSpec::Remote { .. } => remote_model(config, spec),
+    }
+}
+
+/// Whether `spec` names the embedded model (`local`, `local:PATH`): files
+/// on the server, so only its configuration may name one.
+pub fn is_local(spec: &str) -> bool {
+    matches!(ModelSpec::parse(spec), Ok(ModelSpec::Local { .. }))
+}
+
+/// A local model loaded on tokio's blocking pool, so that a slow file (or
+/// a FIFO) never stalls the runtime.
+pub async fn load_local(spec: &str) -> Result<Arc<dyn Model>, String> {
+    let s = spec.to_string();
+    tokio::task::spawn_blocking(move || model(&Config::default(), &s))
+        .await
+        .map_err(|e| format!("loading {spec}: {e}"))?
+}
+
+/// A provider's model; never touches a file (a local spec is refused).
+pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
     let (provider, model) = match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
-        ModelSpec::Local { path } => return local_model(path),
+        ModelSpec::Local { .. } => {
+            return Err(format!("model: {spec:?} is a local model, not a provider's"));
+        }
         ModelSpec::Remote { provider, model } => (provider, model),
     };
     let builder = match config.providers.get(provider) {
@@ -135,12 +160,43 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
     })
 }
 
-/// An agent from its configuration.
+/// An agent from its configuration (a local model is loaded here: for
+/// the command line; the server loads them once, off its workers).
 pub fn agent(
     config: &Config,
     name: Option<&str>,
     a: &AgentConfig,
     http: &reqwest::Client,
+) -> Result<Agent, String> {
+    agent_with(config, name, a, http, model(config, &a.model)?)
+}
+
+/// An agent given in a request: a provider's model only. Local models
+/// (files on the server) come from the configuration alone: a request may
+/// name one only if a configured agent already uses it (then it shares
+/// the loaded model). The answer is the same whether or not the file
+/// exists, and no file is opened.
+pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, String> {
+    let model = if is_local(&a.model) {
+        state.local_models.get(&a.model).cloned().ok_or_else(|| {
+            format!(
+                "model: {:?} is not available: local models are set in the server's configuration, not in requests",
+                a.model
+            )
+        })?
+    } else {
+        remote_model(&state.config, &a.model)?
+    };
+    agent_with(&state.config, None, a, &state.http, model)
+}
+
+/// An agent from its configuration, with its model already made.
+pub fn agent_with(
+    config: &Config,
+    name: Option<&str>,
+    a: &AgentConfig,
+    http: &reqwest::Client,
+    model: Arc<dyn Model>,
 ) -> Result<Agent, String> {
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
@@ -155,7 +211,7 @@ pub fn agent(
     if let Some(p) = a.on_tool_exception {
         limits.on_tool_exception = p;
     }
-    let mut b = Agent::builder(model(config, &a.model)?)
+    let mut b = Agent::builder(model)
         .limits(limits)
         .options(ModelOptions {
             max_tokens: a.max_tokens,

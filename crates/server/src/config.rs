@@ -7,7 +7,7 @@
 //! [store]
 //! url = "sqlite://./parlance.db"      # or postgres://...
 //!
-//! [[auth.tokens]]
+//! [[auth.tokens]]                     # or: auth = "none" (no tokens, any address)
 //! token = "secret-1"
 //! subject = "team-a"
 //! operator = false                    # operators see artifacts and every thread
@@ -82,15 +82,74 @@ pub struct Config {
 pub struct StoreConfig {
     /// `sqlite://PATH`, a file path, or `postgres://...` (default `./parlance.db`).
     pub url: Option<String>,
+    /// How long a running run holds its thread without a heartbeat, in
+    /// milliseconds (default 30,000; renewed every third of it).
+    pub lease_ms: Option<u64>,
 }
 
-/// API tokens.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Who may call the API: `[[auth.tokens]]`, or `auth = "none"`.
+#[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
-    /// The accepted tokens. None at all: the API is open (local use).
-    #[serde(default)]
+    /// The accepted tokens.
     pub tokens: Vec<TokenConfig>,
+    /// `auth = "none"`: no token needed, even on a non-loopback address
+    /// (logged as a warning). Without tokens and without this, the server
+    /// listens only on loopback addresses.
+    pub none: bool,
+}
+
+/// `[auth]` as written: a table, or the word `none`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthTable {
+    #[serde(default)]
+    tokens: Vec<TokenConfig>,
+    #[serde(default)]
+    mode: Option<String>,
+}
+
+fn auth_mode(mode: &str) -> Result<bool, String> {
+    match mode {
+        "none" => Ok(true),
+        "tokens" => Ok(false),
+        other => Err(format!(
+            "auth: expected \"none\" or \"tokens\", got {other:?}"
+        )),
+    }
+}
+
+impl<'de> Deserialize<'de> for AuthConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = AuthConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"none\" or a table with tokens")
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<AuthConfig, E> {
+                Ok(AuthConfig {
+                    tokens: Vec::new(),
+                    none: auth_mode(v).map_err(E::custom)?,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<AuthConfig, A::Error> {
+                let t = AuthTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                let none = match &t.mode {
+                    Some(m) => auth_mode(m).map_err(A::Error::custom)?,
+                    None => false,
+                };
+                Ok(AuthConfig {
+                    tokens: t.tokens,
+                    none,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One bearer token.
@@ -119,7 +178,7 @@ pub struct ProviderConfig {
 }
 
 /// An agent.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// `provider:model`, the provider named in `[providers]` or a wire

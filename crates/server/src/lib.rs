@@ -2,7 +2,8 @@
 //!
 //! | method and path | what |
 //! |---|---|
-//! | `POST /v1/runs` | run an agent: stateless (`turns[]`) or on a thread (`thread_id`); `stream: true` answers with SSE |
+//! | `POST /v1/runs` | run an agent: stateless (`turns[]`) or on a thread (`thread_id`, detached from the connection); `stream: true` answers with SSE |
+//! | `GET /v1/runs/{id}` | a run on a thread as stored: status, messages, output, usage, pending calls, error |
 //! | `POST /v1/runs/{id}/decisions` | decide pending calls; the run resumes (on any server sharing the store) |
 //! | `POST /v1/threads`, `GET /v1/threads` | create, list (the caller's own, paged) |
 //! | `GET /v1/threads/{id}`, `DELETE /v1/threads/{id}` | read (messages, runs; artifacts for operators), delete |
@@ -14,40 +15,75 @@
 //! a token sees only its own threads.
 
 pub mod api;
+pub mod auth;
 pub mod build;
 pub mod config;
+pub mod error;
 mod openapi;
+pub mod runs;
+pub mod threads;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
 pub use api::AppState;
+pub use auth::Principal;
 pub use config::Config;
 pub use openapi::openapi;
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
 
-/// Builds the shared state: the store opened (and migrated), every agent
-/// of the configuration built (a bad one is an error naming it).
-pub async fn state(config: Config) -> Result<Arc<AppState>, String> {
+/// Builds the shared state: the store opened (and migrated, its dead runs
+/// swept), every local model of the configuration loaded once (off the
+/// async workers), every agent of the configuration built (a bad one is an
+/// error naming it).
+pub async fn state(config: Config) -> Result<AppState, String> {
     let url = config
         .store
         .url
         .clone()
         .unwrap_or_else(|| "sqlite://./parlance.db".into());
-    let store = parlance_store::Store::open(&url)
+    let mut store = parlance_store::Store::open(&url)
         .await
         .map_err(|e| format!("store: {e}"))?;
+    if let Some(ms) = config.store.lease_ms {
+        store = store.with_lease(Duration::from_millis(ms.max(1)));
+    }
+    let swept = store
+        .sweep_expired()
+        .await
+        .map_err(|e| format!("store: {e}"))?;
+    if !swept.is_empty() {
+        tracing::warn!(
+            count = swept.len(),
+            "runs whose process died were marked interrupted"
+        );
+    }
     parlance_providers::transport::install_crypto();
     let http = reqwest::Client::new();
+    let mut local_models = HashMap::new();
+    for a in config.agents.values() {
+        if build::is_local(&a.model) && !local_models.contains_key(&a.model) {
+            let m = build::load_local(&a.model).await?;
+            local_models.insert(a.model.clone(), m);
+        }
+    }
     let mut agents = HashMap::new();
     for (name, a) in &config.agents {
-        let agent = build::agent(&config, Some(name), a, &http)
+        let model = match local_models.get(&a.model) {
+            Some(m) => Arc::clone(m),
+            None => {
+                build::remote_model(&config, &a.model).map_err(|e| format!("agents.{name}.{e}"))?
+            }
+        };
+        let agent = build::agent_with(&config, Some(name), a, &http, model)
             .map_err(|e| format!("agents.{name}.{e}"))?;
         agents.insert(name.clone(), agent);
     }
@@ -58,41 +94,73 @@ pub async fn state(config: Config) -> Result<Arc<AppState>, String> {
         .map(|t| {
             (
                 t.token.clone(),
-                api::Principal {
+                Principal {
                     subject: Some(t.subject.clone()),
                     operator: t.operator,
                 },
             )
         })
         .collect();
-    Ok(Arc::new(AppState {
+    Ok(AppState {
         config,
         store,
         agents,
+        local_models,
         tokens,
         http,
-    }))
+    })
 }
 
 /// The routes.
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY);
     Router::new()
-        .route("/v1/runs", post(api::create_run))
-        .route("/v1/runs/{id}/decisions", post(api::decide))
+        .route("/v1/runs", post(runs::create_run))
+        .route("/v1/runs/{id}", get(runs::get_run))
+        .route("/v1/runs/{id}/decisions", post(runs::decide))
         .route(
             "/v1/threads",
-            post(api::create_thread).get(api::list_threads),
+            post(threads::create_thread).get(threads::list_threads),
         )
         .route(
             "/v1/threads/{id}",
-            get(api::get_thread).delete(api::delete_thread),
+            get(threads::get_thread).delete(threads::delete_thread),
         )
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
-        .fallback(api::fallback)
+        .fallback(error::fallback)
+        .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
+}
+
+/// Refuses an open API on an address other machines can reach: without
+/// tokens, only loopback, unless `auth = "none"` says so.
+pub fn check_exposure(config: &Config, listen: &str) -> Result<(), String> {
+    let auth = &config.auth;
+    if auth.none && !auth.tokens.is_empty() {
+        return Err("auth = \"none\" but tokens are configured: choose one".into());
+    }
+    if !auth.tokens.is_empty() {
+        return Ok(());
+    }
+    let loopback = listen
+        .parse::<SocketAddr>()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or_else(|_| listen.starts_with("localhost:"));
+    if loopback {
+        return Ok(());
+    }
+    if auth.none {
+        tracing::warn!(
+            listen,
+            "auth = \"none\": the API is open to anyone who can reach {listen}"
+        );
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to listen on {listen} without API tokens: configure [[auth.tokens]] (or PARLANCE_API_TOKENS), listen on 127.0.0.1, or set auth = \"none\" to allow an open API"
+    ))
 }
 
 /// Serves until SIGINT or SIGTERM; requests in flight finish first (a run
@@ -102,17 +170,39 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .listen
         .clone()
         .unwrap_or_else(|| "127.0.0.1:8080".into());
-    let state = state(config).await?;
+    check_exposure(&config, &listen)?;
+    let state = Arc::new(state(config).await?);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| format!("listen {listen}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let sweeper = tokio::spawn(sweep_forever(state.store.clone()));
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
-    axum::serve(listener, router(state))
+    let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    sweeper.abort();
+    served
+}
+
+/// Marks runs whose process died as interrupted, once per lease, so that
+/// no thread stays blocked by one even if nobody touches it.
+async fn sweep_forever(store: parlance_store::Store) {
+    loop {
+        tokio::time::sleep(store.lease()).await;
+        match store.sweep_expired().await {
+            Ok(ids) if !ids.is_empty() => {
+                tracing::warn!(
+                    count = ids.len(),
+                    "runs whose process died were marked interrupted"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "sweeping dead runs failed"),
+        }
+    }
 }
 
 async fn shutdown() {

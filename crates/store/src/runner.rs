@@ -121,7 +121,7 @@ enum Work {
     Run(Vec<Message>),
     Resume {
         earlier: Vec<Message>,
-        paused: Response,
+        paused: Box<Response>,
         decisions: Vec<Decision>,
     },
 }
@@ -233,7 +233,7 @@ impl ThreadRunner {
         };
         let work = Work::Resume {
             earlier: earlier.iter().map(|m| m.message.clone()).collect(),
-            paused,
+            paused: Box::new(paused),
             decisions,
         };
         Ok(self.spawn(active, work, stream))
@@ -313,7 +313,7 @@ async fn execute(
         } => {
             let resume = Resume {
                 turns: vec![Turn { messages: earlier }],
-                paused,
+                paused: *paused,
                 decisions,
             };
             match tx {

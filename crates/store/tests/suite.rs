@@ -2,16 +2,13 @@
 //! real PostgreSQL server (`PARLANCE_TEST_POSTGRES_URL`; `.ci/run` starts
 //! one, and with `PARLANCE_REQUIRE_POSTGRES=1` its absence is a failure).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use parlance_agent::{Agent, Limits, OnToolException, Tool, ToolContext, ToolError};
-use parlance_format::{
-    Block, Decision, DecisionKind, FinishReason, Message, Role, RunStatus, ToolStatus, Usage,
-};
+use parlance_agent::OnToolException;
+use parlance_format::{Block, Decision, DecisionKind, Message, Role, RunStatus, ToolStatus, Usage};
 use parlance_model::scripted::ScriptedModel;
 use parlance_store::{Store, StoreError, ThreadRunner, repair};
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod common;
 use common::*;

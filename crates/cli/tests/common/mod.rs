@@ -1,0 +1,181 @@
+//! What the tests of the real `parlance serve` binary share: a server
+//! process on 127.0.0.1, its configuration, HTTP helpers, a replay server
+//! standing in for model providers and tools.
+#![allow(dead_code)]
+
+#[path = "../../../providers/tests/common/server.rs"]
+pub mod replay;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use replay::Reply;
+use serde_json::{Value, json};
+
+pub struct Server {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn temp_dir() -> std::path::PathBuf {
+    // Every test builds reqwest clients: one TLS provider for the process.
+    parlance_providers::transport::install_crypto();
+    let d = std::env::temp_dir().join(format!(
+        "parlance-serve-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn config(
+    dir: &std::path::Path,
+    provider_url: &str,
+    tool_url: &str,
+    tokens: &str,
+) -> std::path::PathBuf {
+    config_with(dir, provider_url, tool_url, tokens, &Extra::default())
+}
+
+/// Settings added to the test configuration: at the top level, in
+/// `[store]`, in `[agents.support]`, and whole tables at the end.
+#[derive(Default)]
+pub struct Extra<'a> {
+    pub top: &'a str,
+    pub store: &'a str,
+    pub agent: &'a str,
+    pub tables: &'a str,
+}
+
+pub fn config_with(
+    dir: &std::path::Path,
+    provider_url: &str,
+    tool_url: &str,
+    tokens: &str,
+    extra: &Extra,
+) -> std::path::PathBuf {
+    let Extra {
+        top,
+        store,
+        agent,
+        tables,
+    } = extra;
+    let text = format!(
+        r#"
+listen = "127.0.0.1:0"
+{top}
+[store]
+url = "sqlite://{db}"
+{store}
+{tokens}
+[providers.mock]
+format = "openai-chat"
+base_url = "{provider_url}/v1"
+api_key_env = "PARLANCE_TEST_NO_KEY"
+
+[agents.support]
+model = "mock:gpt-test"
+instructions = "You help with orders."
+tools = ["lookup_order", "refund"]
+{agent}
+
+[tools.lookup_order]
+kind = "http"
+url = "{tool_url}/lookup"
+description = "Look up an order."
+input_schema = '{{"type": "object", "properties": {{"id": {{"type": "string", "pattern": "^A-[0-9]+$"}}}}, "required": ["id"], "additionalProperties": false}}'
+
+[tools.refund]
+kind = "external"
+description = "Refund an order (a person answers)."
+input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"}}}}, "required": ["amount"]}}'
+
+{tables}
+"#,
+        db = dir.join("threads.db").display()
+    );
+    let path = dir.join("parlance.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn start(config: &std::path::Path) -> Server {
+    start_with_env(config, &[])
+}
+
+/// `parlance serve` with extra environment variables.
+pub fn start_with_env(config: &std::path::Path, env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parlance"));
+    cmd.args(["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("parlance: listening on ")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_string();
+    Server { child, url }
+}
+
+pub fn chat(content: Value) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": content, "finish_reason": if content["tool_calls"].is_array() { "tool_calls" } else { "stop" }}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    )
+}
+
+pub fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]})
+}
+
+pub fn text(t: &str) -> Value {
+    json!({"role": "assistant", "content": t})
+}
+
+pub async fn post(url: &str, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+pub async fn get(url: &str, path: &str, token: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new().get(format!("{url}{path}"));
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (
+        status,
+        serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null),
+    )
+}

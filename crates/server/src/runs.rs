@@ -1,0 +1,277 @@
+//! Run handlers: start a run (stateless or on a thread), decide pending
+//! calls, read a run later.
+//!
+//! A run on a thread is detached from the request that started it: it runs
+//! to its end and stores its outcome even if the client hangs up; the
+//! client reads it later with `GET /v1/runs/{id}`. A stateless run lives
+//! in its request: when the client leaves, it stops.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use futures::{Stream, StreamExt};
+use parlance_agent::{Resume, RunEvent, RunInput};
+use parlance_format::{Block, Decision, Response, RunStatus};
+use parlance_store::{ResumeError, RunHandle, ThreadRunner};
+use serde_json::{Value, json};
+
+use crate::api::{
+    AppState, DecisionsRequest, RunRequest, agent_for, body, input_messages, outbound,
+    owned_thread, turns,
+};
+use crate::auth::{Principal, principal};
+use crate::error::{ApiError, bad, bad_decision, not_found};
+
+/// `POST /v1/runs`: run an agent, stateless (`turns`) or on a thread.
+pub async fn create_run(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<HttpResponse, ApiError> {
+    let who = principal(&state, &headers)?;
+    let req: RunRequest = body(bytes)?;
+    let agent = agent_for(&state, &req.agent, "agent")?;
+    let input = input_messages(&req.input)?;
+    let turns = turns(&req.turns)?;
+    if let Some(thread) = &req.thread_id {
+        if !turns.is_empty() {
+            return Err(bad(
+                "turns: not allowed with thread_id (the thread holds the history)",
+            ));
+        }
+        owned_thread(&state, &who, thread).await?;
+        let handle = ThreadRunner::new(state.store.clone(), agent)
+            .start(thread, input, req.stream)
+            .await?;
+        return detached(state, who, handle, req.stream).await;
+    }
+    let run = RunInput {
+        input,
+        turns,
+        run_id: None,
+        thread_id: None,
+    };
+    if req.stream {
+        return Ok(sse(state, who, agent.run_stream(run)));
+    }
+    let r = agent.run(run).await;
+    Ok(answer(&state, &who, &r))
+}
+
+/// The answer for a run on a thread: its events, or its outcome. Either
+/// way the run itself is not tied to this request.
+async fn detached(
+    state: Arc<AppState>,
+    who: Principal,
+    handle: RunHandle,
+    stream: bool,
+) -> Result<HttpResponse, ApiError> {
+    if stream {
+        // First, where to read the run later should the connection drop.
+        let started = RunEvent::TextDelta(String::new());
+        let (id, thread) = (handle.run_id.clone(), handle.thread_id.clone());
+        let events = futures::stream::iter([started]).chain(handle.events());
+        let mut first = true;
+        let events = events.map(move |e| {
+            if std::mem::take(&mut first) {
+                return Event::default()
+                    .event("run_started")
+                    .data(json!({"id": id, "thread_id": thread}).to_string());
+            }
+            let (name, data) = event_data(&e);
+            Event::default()
+                .event(name)
+                .data(outbound(&state, &who, data).to_string())
+        });
+        return Ok(Sse::new(events.map(Ok::<_, Infallible>)).into_response());
+    }
+    match handle.outcome().await {
+        Ok(r) => Ok(answer(&state, &who, &r)),
+        Err(ResumeError::Decision(e)) => Err(bad_decision(e.to_string())),
+        Err(ResumeError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// A run's response as `who` may read it.
+fn answer(state: &AppState, who: &Principal, r: &Response) -> HttpResponse {
+    let v = serde_json::to_value(r).expect("json");
+    Json(outbound(state, who, v)).into_response()
+}
+
+fn sse(
+    state: Arc<AppState>,
+    who: Principal,
+    events: impl Stream<Item = RunEvent> + Send + 'static,
+) -> HttpResponse {
+    let events = events.map(move |e| {
+        let (name, data) = event_data(&e);
+        let data = outbound(&state, &who, data);
+        Ok::<_, Infallible>(Event::default().event(name).data(data.to_string()))
+    });
+    Sse::new(events).into_response()
+}
+
+/// The SSE name and data of a run event.
+pub fn event_data(e: &RunEvent) -> (&'static str, Value) {
+    match e {
+        RunEvent::TextDelta(t) => ("text_delta", json!({"text": t})),
+        RunEvent::ThinkingDelta(t) => ("thinking_delta", json!({"text": t})),
+        RunEvent::MessageCompleted(m) => ("message", serde_json::to_value(m).expect("json")),
+        RunEvent::ToolCallStarted { call_id, name } => (
+            "tool_call_started",
+            json!({"call_id": call_id, "name": name}),
+        ),
+        RunEvent::ToolCallFinished {
+            call_id,
+            name,
+            status,
+            elapsed,
+        } => (
+            "tool_call_finished",
+            json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64}),
+        ),
+        RunEvent::ApprovalRequired(p) => ("approval_required", json!({"pending": p})),
+        RunEvent::RunCompleted(r) => ("run_completed", serde_json::to_value(r).expect("json")),
+    }
+}
+
+/// The SSE form of a run event (as an operator reads it).
+pub fn sse_event(e: &RunEvent) -> Event {
+    let (name, data) = event_data(e);
+    Event::default().event(name).data(data.to_string())
+}
+
+/// `POST /v1/runs/{id}/decisions`: decide pending calls; the run resumes.
+pub async fn decide(
+    State(state): State<Arc<AppState>>,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<HttpResponse, ApiError> {
+    let who = principal(&state, &headers)?;
+    let req: DecisionsRequest = body(bytes)?;
+    let decisions: Vec<Decision> = req
+        .decisions
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            Decision::from_value(d)
+                .map_err(|e| bad(e.under(&format!("decisions[{i}]")).to_string()))
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(paused) = &req.paused {
+        // Stateless: the client holds the paused state.
+        let paused =
+            Response::from_value(paused).map_err(|e| bad(e.under("paused").to_string()))?;
+        if paused.id.as_deref() != Some(run_id.as_str()) {
+            return Err(bad(format!("paused.id: expected {run_id:?}")));
+        }
+        let spec = req
+            .agent
+            .as_ref()
+            .ok_or_else(|| bad("agent: required with paused"))?;
+        let agent = agent_for(&state, spec, "agent")?;
+        let resume = Resume {
+            turns: turns(&req.turns)?,
+            paused,
+            decisions,
+        };
+        if req.stream {
+            let events = agent
+                .resume_stream(resume)
+                .map_err(|e| bad_decision(e.to_string()))?;
+            return Ok(sse(state, who, events));
+        }
+        return match agent.resume(resume).await {
+            Ok(r) => Ok(answer(&state, &who, &r)),
+            Err(e) => Err(bad_decision(e.to_string())),
+        };
+    }
+    let record = state.store.run(&run_id).await?;
+    owned_thread(&state, &who, &record.thread_id)
+        .await
+        .map_err(|_| not_found(&format!("run {run_id}")))?;
+    // A stored run resumes only with the agent it was made by.
+    let agent = match (&req.agent, record.settings["name"].as_str()) {
+        (Some(spec), _) => agent_for(&state, spec, "agent")?,
+        (None, Some(name)) => state.agents.get(name).cloned().ok_or_else(|| {
+            bad(format!(
+                "agent: the run's agent {name:?} is not configured here"
+            ))
+        })?,
+        (None, None) => {
+            return Err(bad(
+                "agent: required (the run was made by an inline agent: give the same one)",
+            ));
+        }
+    };
+    if agent.settings() != record.settings {
+        return Err(bad(
+            "agent: not the agent this run was made by (a run resumes only with its own agent)",
+        ));
+    }
+    let handle = ThreadRunner::new(state.store.clone(), agent)
+        .start_resume(&run_id, decisions, req.stream)
+        .await?;
+    detached(state, who, handle, req.stream).await
+}
+
+/// `GET /v1/runs/{id}`: a run on a thread as stored — while it runs, and
+/// after its client went away: status (`running`, `requires_approval`,
+/// `completed`, `failed`), this run's messages, output, usage, pending
+/// calls, error.
+pub async fn get_run(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<HttpResponse, ApiError> {
+    let who = principal(&state, &headers)?;
+    let record = state.store.run(&id).await?;
+    owned_thread(&state, &who, &record.thread_id)
+        .await
+        .map_err(|_| not_found(&format!("run {id}")))?;
+    let messages: Vec<_> = state
+        .store
+        .messages(&record.thread_id, 0, 100_000)
+        .await?
+        .into_iter()
+        .filter(|m| m.run_id.as_deref() == Some(id.as_str()))
+        .map(|m| m.message)
+        .collect();
+    let pending: Vec<Value> = if record.status == RunStatus::RequiresApproval.as_str() {
+        messages
+            .last()
+            .into_iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|b| match b {
+                Block::ApprovalRequest { approval_request } => {
+                    Some(serde_json::to_value(approval_request).expect("json"))
+                }
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let out = json!({
+        "id": record.id,
+        "thread_id": record.thread_id,
+        "status": record.status,
+        "messages": messages,
+        "output": record.output,
+        "usage": record.usage.unwrap_or_default(),
+        "finish_reason": record.finish_reason,
+        "pending": pending,
+        "error": record.error,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    });
+    Ok(Json(outbound(&state, &who, out)).into_response())
+}
