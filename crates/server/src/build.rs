@@ -41,7 +41,9 @@ pub async fn load_local(spec: &str) -> Result<Arc<dyn Model>, String> {
 pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
     let (provider, model) = match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
         ModelSpec::Local { .. } => {
-            return Err(format!("model: {spec:?} is a local model, not a provider's"));
+            return Err(format!(
+                "model: {spec:?} is a local model, not a provider's"
+            ));
         }
         ModelSpec::Remote { provider, model } => (provider, model),
     };
@@ -211,12 +213,10 @@ pub fn agent_with(
     if let Some(p) = a.on_tool_exception {
         limits.on_tool_exception = p;
     }
-    let mut b = Agent::builder(model)
-        .limits(limits)
-        .options(ModelOptions {
-            max_tokens: a.max_tokens,
-            ..Default::default()
-        });
+    let mut b = Agent::builder(model).limits(limits).options(ModelOptions {
+        max_tokens: a.max_tokens,
+        ..Default::default()
+    });
     if let Some(n) = name {
         b = b.name(n);
     }
