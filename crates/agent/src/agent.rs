@@ -14,7 +14,9 @@ use parlance_format::{
     Role, RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
     approval_digest,
 };
-use parlance_model::{Model, ModelError, ModelOptions, ModelRequest, OutputSchema, StreamEvent};
+use parlance_model::{
+    IntoModel, Model, ModelError, ModelOptions, ModelRequest, OutputSchema, StreamEvent,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -263,7 +265,7 @@ impl AgentBuilder {
     }
 }
 
-type Emit = Option<mpsc::UnboundedSender<RunEvent>>;
+pub(crate) type Emit = Option<mpsc::UnboundedSender<RunEvent>>;
 
 /// Where a run's progress goes: events (streaming) and steps (storage).
 #[derive(Clone, Default)]
@@ -349,11 +351,12 @@ impl State {
 }
 
 impl Agent {
-    /// Starts building an agent around a model.
-    pub fn builder(model: Arc<dyn Model>) -> AgentBuilder {
+    /// Starts building an agent around a model (an `HttpModel`, an
+    /// `Arc<dyn Model>`...).
+    pub fn builder(model: impl IntoModel) -> AgentBuilder {
         AgentBuilder {
             name: None,
-            model,
+            model: model.into_model(),
             instructions: None,
             tools: Vec::new(),
             limits: Limits::default(),
@@ -391,10 +394,32 @@ impl Agent {
         })
     }
 
-    /// Runs to completion (or to a pause for approval, or a failure).
-    pub async fn run(&self, input: RunInput) -> Response {
+    /// The one body behind every way to run (see [`crate::run`]): the
+    /// run, with its events and steps going where the hooks say.
+    pub(crate) async fn run_hooked(
+        &self,
+        input: RunInput,
+        tx: Emit,
+        checkpoint: Option<Arc<dyn Checkpoint>>,
+    ) -> Response {
         let mut state = self.start(input);
-        self.drive(&mut state, &Hooks::default()).await
+        self.drive(&mut state, &Hooks { tx, checkpoint }).await
+    }
+
+    /// Checks the decisions now (nothing runs when one is refused); the
+    /// future goes on with the run.
+    pub(crate) fn resume_hooked(
+        &self,
+        resume: Resume,
+        tx: Emit,
+        checkpoint: Option<Arc<dyn Checkpoint>>,
+    ) -> Result<impl Future<Output = Response> + Send + 'static, DecisionError> {
+        let (mut state, plan) = self.prepare_resume(resume)?;
+        let agent = self.clone();
+        Ok(async move {
+            let hooks = Hooks { tx, checkpoint };
+            agent.continue_after(&mut state, plan, &hooks).await
+        })
     }
 
     /// Runs, handing each step to `checkpoint` as it completes (the input
@@ -481,16 +506,6 @@ impl Agent {
             emit(&hooks.tx, RunEvent::RunCompleted(response));
         });
         rx
-    }
-
-    /// Applies decisions to a paused run and goes on. Refused decisions
-    /// (unknown, forged, mismatched, duplicate, invalid edits) are an error
-    /// and nothing runs.
-    pub async fn resume(&self, resume: Resume) -> Result<Response, DecisionError> {
-        let (mut state, plan) = self.prepare_resume(resume)?;
-        Ok(self
-            .continue_after(&mut state, plan, &Hooks::default())
-            .await)
     }
 
     /// [`Agent::resume`] as a stream of events.

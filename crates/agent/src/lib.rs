@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod engine;
+pub mod run;
 pub mod tool;
 pub mod validate;
 
@@ -20,5 +21,8 @@ pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,
     InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError, ToolEvent,
 };
-pub use tool::{IntoToolContent, Json, Tool, ToolContext, ToolError, ToolFailure, schema_for};
+pub use run::{ResumeBuilder, RunBuilder, RunStream};
+pub use tool::{
+    IntoToolContent, Json, Tool, ToolContext, ToolError, ToolFailure, ToolFn, schema_for,
+};
 pub use validate::{ArgValidator, SchemaError};

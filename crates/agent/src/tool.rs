@@ -1,6 +1,12 @@
 //! Defining tools: a name, a description the model reads, an input schema
 //! (derived from the argument type or given by hand) and a function —
 //! async, or blocking (run on a worker thread).
+//!
+//! The derived schema is sent with every request that offers the tool. The
+//! doc comments of the argument type's fields become the properties'
+//! descriptions, which the model reads; a doc comment on the type itself
+//! would repeat the tool's description, so the tool's own description wins
+//! (the type's is used only when the tool gives none).
 
 use std::fmt;
 use std::future::Future;
@@ -32,11 +38,21 @@ pub struct ToolContext {
     pub deadline: Instant,
 }
 
-/// An error a tool reports on purpose: its message goes back to the model
-/// (status `error`), which can recover or explain.
+/// The error a tool function returns.
+///
+/// [`ToolError::new`] is an error the tool reports on purpose: its message
+/// goes back to the model (status `error`), which can recover or explain.
+/// A plain string does the same (`Err("no such order".into())`).
+///
+/// `?` on any other error (`std::io::Error`, `anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`...) makes an unexpected failure: status
+/// `tool_failed` with the error's type and message, handled by the agent's
+/// `on_tool_exception` policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
     message: String,
+    /// The error's type when it was not reported on purpose.
+    unexpected: Option<String>,
 }
 
 impl ToolError {
@@ -44,12 +60,50 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            unexpected: None,
         }
     }
 
     /// The message.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The error's type, when it came from `?` on an error the tool did not
+    /// plan for (`None`: a message for the model).
+    pub fn unexpected_type(&self) -> Option<&str> {
+        self.unexpected.as_deref()
+    }
+}
+
+/// Anything that converts into a boxed error: `std` errors, `anyhow::Error`,
+/// boxed errors, strings. Strings are messages for the model; the rest are
+/// unexpected failures. (`ToolError` is not a `std::error::Error`, which
+/// keeps this conversion apart from the identity one.)
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        let name = std::any::type_name::<E>();
+        let boxed: Box<dyn std::error::Error + Send + Sync> = e.into();
+        let message = boxed.to_string();
+        let is_text = matches!(
+            name,
+            "&str"
+                | "alloc::string::String"
+                | "alloc::borrow::Cow<'_, str>"
+                | "alloc::borrow::Cow<str>"
+        );
+        if is_text {
+            return ToolError::new(message);
+        }
+        let error_type = if name.starts_with("alloc::boxed::Box<dyn ") {
+            "Box<dyn Error>".to_string()
+        } else {
+            name.to_string()
+        };
+        ToolError {
+            message,
+            unexpected: Some(error_type),
+        }
     }
 }
 
@@ -90,7 +144,13 @@ impl ToolFailure {
 
 impl From<ToolError> for ToolFailure {
     fn from(e: ToolError) -> Self {
-        ToolFailure::Tool(e)
+        match e.unexpected {
+            None => ToolFailure::Tool(e),
+            Some(error_type) => ToolFailure::Unexpected {
+                error_type,
+                message: e.message,
+            },
+        }
     }
 }
 
@@ -150,6 +210,20 @@ impl IntoToolContent for () {
     }
 }
 
+/// Numbers and booleans, as a `json` block.
+macro_rules! json_content {
+    ($($t:ty),*) => {$(
+        impl IntoToolContent for $t {
+            fn into_content(self) -> Result<Vec<Block>, ToolFailure> {
+                Ok(vec![Block::json(Value::from(self))])
+            }
+        }
+    )*};
+}
+json_content!(
+    i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, bool
+);
+
 /// Any serialisable value, as a `json` block.
 #[derive(Debug, Clone)]
 pub struct Json<T>(pub T);
@@ -163,6 +237,57 @@ impl<T: Serialize> IntoToolContent for Json<T> {
 }
 
 pub(crate) type Outcome = Result<Vec<Block>, ToolFailure>;
+
+/// A function that can be a tool: `|args: A| async { … }` (its error type
+/// is [`ToolError`], so `Ok(…)` and `?` need no annotation) or
+/// `|args: A, ctx: ToolContext| async { … }` (any error that converts into
+/// a [`ToolFailure`]). `M` only tells the two apart; you never name it.
+pub trait ToolFn<A, M>: Send + Sync + 'static {
+    /// Starts one call.
+    fn call(&self, args: A, ctx: ToolContext) -> BoxFuture<'static, Outcome>;
+}
+
+/// Marks a tool function that takes only its arguments.
+#[doc(hidden)]
+pub struct ArgsOnly;
+/// Marks a tool function that takes its arguments and a [`ToolContext`].
+#[doc(hidden)]
+pub struct WithContext;
+
+impl<A, F, Fut, T> ToolFn<A, (ArgsOnly, T)> for F
+where
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, ToolError>> + Send + 'static,
+    T: IntoToolContent,
+{
+    fn call(&self, args: A, _ctx: ToolContext) -> BoxFuture<'static, Outcome> {
+        let fut = self(args);
+        Box::pin(async move {
+            match fut.await {
+                Ok(v) => v.into_content(),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+}
+
+impl<A, F, Fut, T, E> ToolFn<A, (WithContext, T, E)> for F
+where
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: IntoToolContent,
+    E: Into<ToolFailure>,
+{
+    fn call(&self, args: A, ctx: ToolContext) -> BoxFuture<'static, Outcome> {
+        let fut = self(args, ctx);
+        Box::pin(async move {
+            match fut.await {
+                Ok(v) => v.into_content(),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+}
 type AsyncFn =
     dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Outcome>, String> + Send + Sync;
 type BlockingJob = Box<dyn FnOnce(ToolContext) -> Outcome + Send>;
@@ -215,10 +340,11 @@ fn deserialize<A: DeserializeOwned>(args: &Value) -> Result<A, String> {
 }
 
 impl Tool {
-    /// An async tool whose input schema is derived from `A`.
+    /// An async tool whose input schema is derived from `A`. The function
+    /// takes the arguments, and optionally the call's [`ToolContext`]:
     ///
     /// ```
-    /// use parlance_agent::{Tool, ToolContext, ToolError};
+    /// use parlance_agent::{Tool, ToolError};
     /// use schemars::JsonSchema;
     /// use serde::Deserialize;
     ///
@@ -227,37 +353,36 @@ impl Tool {
     ///     /// The amount in euros.
     ///     #[schemars(range(min = 1, max = 500))]
     ///     amount: u32,
+    ///     /// The order, as printed on the receipt.
+    ///     order: String,
     /// }
     ///
-    /// let tool = Tool::new("refund", "Refund the customer.", |args: Refund, _ctx: ToolContext| async move {
+    /// let tool = Tool::new("refund", "Refund the customer.", |args: Refund| async move {
     ///     if args.amount > 100 {
     ///         return Err(ToolError::new("refunds over 100 need a manager"));
     ///     }
-    ///     Ok(format!("refunded {}", args.amount))
+    ///     let order: u64 = args.order.parse()?; // a ParseIntError: status tool_failed
+    ///     Ok(format!("refunded {} on order {order}", args.amount))
     /// });
-    /// assert_eq!(tool.spec().input_schema["properties"]["amount"]["maximum"], 500);
+    /// let schema = &tool.spec().input_schema;
+    /// assert_eq!(schema["properties"]["amount"]["maximum"], 500);
+    /// assert_eq!(schema["properties"]["amount"]["description"], "The amount in euros.");
     /// ```
-    pub fn new<A, F, Fut, T, E>(
+    ///
+    /// With the context (`|args: Refund, ctx: ToolContext| async move { … }`)
+    /// the error type is yours to choose (anything that converts into a
+    /// [`ToolFailure`]); [`Tool::with_context`] fixes it to [`ToolError`].
+    pub fn new<A, M>(
         name: impl Into<String>,
         description: impl Into<String>,
-        f: F,
+        f: impl ToolFn<A, M>,
     ) -> Tool
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: IntoToolContent,
-        E: Into<ToolFailure>,
     {
         let handler: Arc<AsyncFn> = Arc::new(move |args: &Value, ctx: ToolContext| {
             let a: A = deserialize(args)?;
-            let fut = f(a, ctx);
-            Ok(Box::pin(async move {
-                match fut.await {
-                    Ok(v) => v.into_content(),
-                    Err(e) => Err(e.into()),
-                }
-            }) as BoxFuture<'static, Outcome>)
+            Ok(f.call(a, ctx))
         });
         Tool::build(
             name,
@@ -265,6 +390,23 @@ impl Tool {
             schema_for::<A>(),
             Handler::Async(handler),
         )
+    }
+
+    /// An async tool that reads its call's [`ToolContext`] (run and thread
+    /// ids, the call id, cancellation, the deadline); its error type is
+    /// [`ToolError`], so `Ok(…)` and `?` need no annotation.
+    pub fn with_context<A, F, Fut, T>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        f: F,
+    ) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, ToolError>> + Send + 'static,
+        T: IntoToolContent,
+    {
+        Tool::new(name, description, f)
     }
 
     /// A blocking tool (file or CPU work, a synchronous client), run on a
@@ -300,9 +442,18 @@ impl Tool {
     fn build(
         name: impl Into<String>,
         description: impl Into<String>,
-        schema: Value,
+        mut schema: Value,
         handler: Handler,
     ) -> Tool {
+        // The type's doc comment would repeat (or contradict) the tool's
+        // description in every request: the tool's wins, the type's fills
+        // in only when the tool has none.
+        let mut description = description.into();
+        if let Some(Value::String(d)) = schema.as_object_mut().and_then(|m| m.remove("description"))
+            && description.trim().is_empty()
+        {
+            description = d;
+        }
         Tool {
             spec: ToolSpec::new(name, description, schema),
             handler,

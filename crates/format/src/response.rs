@@ -28,8 +28,11 @@ impl RunStatus {
 }
 
 /// Why a run failed.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+// An error type too: `Response::into_result` hands it to `?`. (A plain
+// comment: the doc comment is the published schema's description.)
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, thiserror::Error)]
 #[serde(deny_unknown_fields)]
+#[error("run failed ({code}): {message}")]
 pub struct RunError {
     /// A stable machine-readable code (`tool_failed`, `max_model_calls`,
     /// `invalid_arguments_budget`, `provider`, ...).
@@ -179,6 +182,40 @@ impl Response {
     /// Reads a response envelope from JSON.
     pub fn from_value(value: &Value) -> Result<Response, FormatError> {
         crate::read::response(value, &crate::read::Path::root())
+    }
+
+    /// The answer as text: the output when it is a string, the output
+    /// written as JSON when it is structured, empty when the run did not
+    /// complete.
+    pub fn text(&self) -> String {
+        match &self.output {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        }
+    }
+
+    /// A failed run as an error (its code, message and cause); any other
+    /// run as it is. A run paused for approval is not an error: check
+    /// [`status`](Response::status) or [`pending`](Response::pending).
+    pub fn into_result(self) -> Result<Response, RunError> {
+        if self.status != RunStatus::Failed {
+            return Ok(self);
+        }
+        Err(self.error.unwrap_or_else(|| RunError {
+            code: "failed".into(),
+            message: "the run failed without saying why".into(),
+            cause: None,
+        }))
+    }
+}
+
+/// A run's response as an earlier turn (only its messages are kept).
+impl From<Response> for Turn {
+    fn from(r: Response) -> Turn {
+        Turn {
+            messages: r.messages,
+        }
     }
 }
 

@@ -11,6 +11,8 @@ mod request;
 pub mod scripted;
 mod stream;
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 pub use parlance_format::Message;
@@ -18,6 +20,30 @@ pub use parlance_format::Message;
 pub use error::ModelError;
 pub use request::{Effort, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice};
 pub use stream::{Assembler, StreamEvent, set_arguments};
+
+/// Anything an agent can be built around: a model, or one already shared.
+pub trait IntoModel {
+    /// The model, shared.
+    fn into_model(self) -> Arc<dyn Model>;
+}
+
+impl<M: Model + 'static> IntoModel for M {
+    fn into_model(self) -> Arc<dyn Model> {
+        Arc::new(self)
+    }
+}
+
+impl IntoModel for Arc<dyn Model> {
+    fn into_model(self) -> Arc<dyn Model> {
+        self
+    }
+}
+
+impl<M: Model + 'static> IntoModel for Arc<M> {
+    fn into_model(self) -> Arc<dyn Model> {
+        self
+    }
+}
 
 /// A stream of events from one model call.
 pub type EventStream<'a> = BoxStream<'a, Result<StreamEvent, ModelError>>;

@@ -32,7 +32,8 @@ pub use parlance_format::{
     RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
 };
 pub use parlance_model::{
-    Model, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, StreamEvent, ToolChoice,
+    IntoModel, Model, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, StreamEvent,
+    ToolChoice,
 };
 pub use schemars::{self, JsonSchema};
 pub use serde;
