@@ -12,7 +12,6 @@ use futures::{Stream, StreamExt};
 use parlance_format::{
     Approval, ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response,
     Role, RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
-    approval_digest,
 };
 use parlance_model::{
     IntoModel, Model, ModelError, ModelOptions, ModelRequest, OutputSchema, StreamEvent,
@@ -170,6 +169,7 @@ struct Inner {
     limits: Limits,
     options: ModelOptions,
     output: Option<ArgValidator>,
+    approval_key: Option<Arc<[u8]>>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -196,9 +196,18 @@ pub struct AgentBuilder {
     tools: Vec<Tool>,
     limits: Limits,
     options: ModelOptions,
+    approval_key: Option<Arc<[u8]>>,
 }
 
 impl AgentBuilder {
+    /// Signs the digests of calls waiting for approval with this key
+    /// (HMAC, bound to the run's id): decisions can then be made only for
+    /// calls this agent paused on, in that run. A server passes its secret.
+    pub fn approval_key(mut self, key: impl Into<Arc<[u8]>>) -> Self {
+        self.approval_key = Some(key.into());
+        self
+    }
+
     /// A name, recorded with each run (so a server can resume it).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -260,6 +269,7 @@ impl AgentBuilder {
                 limits: self.limits,
                 options: self.options,
                 output,
+                approval_key: self.approval_key,
             }),
         })
     }
@@ -361,7 +371,13 @@ impl Agent {
             tools: Vec::new(),
             limits: Limits::default(),
             options: ModelOptions::default(),
+            approval_key: None,
         }
+    }
+
+    /// The digest a decision must repeat for `call` (see `digest.rs`).
+    fn digest(&self, run_id: &str, call: &ToolCall) -> String {
+        crate::digest::call_digest(self.inner.approval_key.as_deref(), run_id, call)
     }
 
     /// The agent's tools.
@@ -693,7 +709,8 @@ impl Agent {
                         needs_approval: true,
                         ..
                     } => {
-                        let request = ApprovalRequest::for_call(call);
+                        let mut request = ApprovalRequest::for_call(call);
+                        request.digest = self.digest(&state.run_id, call);
                         pending.push(request.clone());
                         slots[i] = Some(Block::ApprovalRequest {
                             approval_request: request,
@@ -880,7 +897,7 @@ impl Agent {
                     format!("the paused run has no tool call {:?}", req.tool_call_id),
                 )
             })?;
-            let expected = approval_digest(&call.id, &call.name, &call.arguments);
+            let expected = self.digest(paused.id.as_deref().unwrap_or(""), call);
             if req.digest != expected || req.name != call.name || req.arguments != call.arguments {
                 return Err(refuse(
                     format!("{path}.tool_call_id"),

@@ -9,6 +9,7 @@
 //! plain JSON ([`agent`]).
 
 pub mod agent;
+mod digest;
 pub mod engine;
 pub mod run;
 pub mod tool;

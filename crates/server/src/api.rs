@@ -29,6 +29,8 @@ pub struct AppState {
     /// Local models of the configuration, loaded once, shared by all runs.
     pub local_models: HashMap<String, Arc<dyn parlance_model::Model>>,
     pub tokens: HashMap<String, Principal>,
+    /// Signs paused runs and approval digests.
+    pub signer: crate::signing::Signer,
     pub http: reqwest::Client,
 }
 

@@ -170,7 +170,7 @@ pub fn agent(
     a: &AgentConfig,
     http: &reqwest::Client,
 ) -> Result<Agent, String> {
-    agent_with(config, name, a, http, model(config, &a.model)?)
+    agent_with(config, name, a, http, model(config, &a.model)?, None)
 }
 
 /// An agent given in a request: a provider's model only. Local models
@@ -189,7 +189,14 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, S
     } else {
         remote_model(&state.config, &a.model)?
     };
-    agent_with(&state.config, None, a, &state.http, model)
+    agent_with(
+        &state.config,
+        None,
+        a,
+        &state.http,
+        model,
+        Some(state.signer.approval_key()),
+    )
 }
 
 /// An agent from its configuration, with its model already made.
@@ -199,6 +206,7 @@ pub fn agent_with(
     a: &AgentConfig,
     http: &reqwest::Client,
     model: Arc<dyn Model>,
+    approval_key: Option<Arc<[u8]>>,
 ) -> Result<Agent, String> {
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
@@ -219,6 +227,9 @@ pub fn agent_with(
     });
     if let Some(n) = name {
         b = b.name(n);
+    }
+    if let Some(k) = approval_key {
+        b = b.approval_key(k);
     }
     if let Some(i) = &a.instructions {
         b = b.instructions(i.clone());

@@ -62,6 +62,11 @@ pub struct Config {
     /// Who may call the API.
     #[serde(default)]
     pub auth: AuthConfig,
+    /// The secret the server signs paused runs and approval digests with
+    /// (default: one generated once and kept in the store, shared by every
+    /// server on that store). `PARLANCE_SECRET` in the environment.
+    #[serde(default)]
+    pub secret: Option<String>,
     /// Largest request body accepted, in bytes (default 2 MiB).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
@@ -285,6 +290,9 @@ impl Config {
     pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), String> {
         if let Some(v) = get("PARLANCE_LISTEN") {
             self.listen = Some(v);
+        }
+        if let Some(v) = get("PARLANCE_SECRET") {
+            self.secret = Some(v);
         }
         if let Some(v) = get("PARLANCE_STORE_URL") {
             self.store.url = Some(v);

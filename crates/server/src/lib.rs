@@ -21,6 +21,7 @@ pub mod config;
 pub mod error;
 mod openapi;
 pub mod runs;
+pub mod signing;
 pub mod threads;
 
 use std::collections::HashMap;
@@ -66,6 +67,14 @@ pub async fn state(config: Config) -> Result<AppState, String> {
             "runs whose process died were marked interrupted"
         );
     }
+    let secret = match &config.secret {
+        Some(s) if !s.is_empty() => s.clone(),
+        _ => store
+            .setting_or_init("signing_secret", signing::new_secret)
+            .await
+            .map_err(|e| format!("store: {e}"))?,
+    };
+    let signer = signing::Signer::new(&secret);
     parlance_providers::transport::install_crypto();
     let http = reqwest::Client::new();
     let mut local_models = HashMap::new();
@@ -83,8 +92,15 @@ pub async fn state(config: Config) -> Result<AppState, String> {
                 build::remote_model(&config, &a.model).map_err(|e| format!("agents.{name}.{e}"))?
             }
         };
-        let agent = build::agent_with(&config, Some(name), a, &http, model)
-            .map_err(|e| format!("agents.{name}.{e}"))?;
+        let agent = build::agent_with(
+            &config,
+            Some(name),
+            a,
+            &http,
+            model,
+            Some(signer.approval_key()),
+        )
+        .map_err(|e| format!("agents.{name}.{e}"))?;
         agents.insert(name.clone(), agent);
     }
     let tokens = config
@@ -107,6 +123,7 @@ pub async fn state(config: Config) -> Result<AppState, String> {
         agents,
         local_models,
         tokens,
+        signer,
         http,
     })
 }

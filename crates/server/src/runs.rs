@@ -17,7 +17,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
-use parlance_agent::{Resume, RunEvent, RunInput};
+use parlance_agent::{Agent, Resume, RunEvent, RunInput};
 use parlance_format::{Block, Decision, Response, RunStatus};
 use parlance_store::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
@@ -59,10 +59,23 @@ pub async fn create_run(
         thread_id: None,
     };
     if req.stream {
-        return Ok(sse(state, who, agent.run_stream(run)));
+        let events = agent.run_stream(run);
+        return Ok(sse(state, who, events, Some(agent)));
     }
     let r = agent.run(run).await;
-    Ok(answer(&state, &who, &r))
+    Ok(Json(stateless(&state, &who, &agent, &r)).into_response())
+}
+
+/// A stateless run's response as `who` may read it; paused, with the
+/// signature that a decision on it must bring back.
+fn stateless(state: &AppState, who: &Principal, agent: &Agent, r: &Response) -> Value {
+    let mut v = outbound(state, who, serde_json::to_value(r).expect("json"));
+    if r.status == RunStatus::RequiresApproval {
+        // Signed as the client reads it, so that it comes back identical.
+        let shown = Response::from_value(&v).expect("our own response reads back");
+        v["signature"] = Value::String(state.signer.sign(who, agent, &shown));
+    }
+    v
 }
 
 /// The answer for a run on a thread: its events, or its outcome. Either
@@ -105,14 +118,24 @@ fn answer(state: &AppState, who: &Principal, r: &Response) -> HttpResponse {
     Json(outbound(state, who, v)).into_response()
 }
 
+/// Events as SSE, each as `who` may read it; for a stateless run
+/// (`signer_agent`), a paused `run_completed` carries its signature.
 fn sse(
     state: Arc<AppState>,
     who: Principal,
     events: impl Stream<Item = RunEvent> + Send + 'static,
+    signer_agent: Option<Agent>,
 ) -> HttpResponse {
     let events = events.map(move |e| {
-        let (name, data) = event_data(&e);
-        let data = outbound(&state, &who, data);
+        let (name, data) = match (&e, &signer_agent) {
+            (RunEvent::RunCompleted(r), Some(agent)) => {
+                ("run_completed", stateless(&state, &who, agent, r))
+            }
+            _ => {
+                let (name, data) = event_data(&e);
+                (name, outbound(&state, &who, data))
+            }
+        };
         Ok::<_, Infallible>(Event::default().event(name).data(data.to_string()))
     });
     Sse::new(events).into_response()
@@ -167,9 +190,18 @@ pub async fn decide(
         })
         .collect::<Result<_, _>>()?;
     if let Some(paused) = &req.paused {
-        // Stateless: the client holds the paused state.
+        // Stateless: the client holds the paused state, signed by us.
+        let mut paused = paused.clone();
+        let signature = match paused.as_object_mut().and_then(|o| o.remove("signature")) {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(bad_decision(
+                    "paused.signature: required (the paused response is sent back as it was returned, with its signature)",
+                ));
+            }
+        };
         let paused =
-            Response::from_value(paused).map_err(|e| bad(e.under("paused").to_string()))?;
+            Response::from_value(&paused).map_err(|e| bad(e.under("paused").to_string()))?;
         if paused.id.as_deref() != Some(run_id.as_str()) {
             return Err(bad(format!("paused.id: expected {run_id:?}")));
         }
@@ -178,6 +210,11 @@ pub async fn decide(
             .as_ref()
             .ok_or_else(|| bad("agent: required with paused"))?;
         let agent = agent_for(&state, spec, "agent")?;
+        if !state.signer.verify(&who, &agent, &paused, &signature) {
+            return Err(bad_decision(
+                "paused.signature: does not match: the paused response was altered, or was handed out to another caller or for another agent",
+            ));
+        }
         let resume = Resume {
             turns: turns(&req.turns)?,
             paused,
@@ -187,10 +224,10 @@ pub async fn decide(
             let events = agent
                 .resume_stream(resume)
                 .map_err(|e| bad_decision(e.to_string()))?;
-            return Ok(sse(state, who, events));
+            return Ok(sse(state, who, events, Some(agent)));
         }
         return match agent.resume(resume).await {
-            Ok(r) => Ok(answer(&state, &who, &r)),
+            Ok(r) => Ok(Json(stateless(&state, &who, &agent, &r)).into_response()),
             Err(e) => Err(bad_decision(e.to_string())),
         };
     }
