@@ -176,7 +176,11 @@ struct Inner {
 #[derive(Clone)]
 pub struct Agent {
     inner: Arc<Inner>,
+    deps: Option<Deps>,
 }
+
+/// What a caller hands every tool of an agent's runs (see [`Agent::with_deps`]).
+pub type Deps = Arc<dyn std::any::Any + Send + Sync>;
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -260,6 +264,7 @@ impl AgentBuilder {
         };
         let specs: Arc<[ToolSpec]> = tools.specs().into();
         Ok(Agent {
+            deps: None,
             inner: Arc::new(Inner {
                 name: self.name,
                 model: self.model,
@@ -378,6 +383,19 @@ impl Agent {
     /// The digest a decision must repeat for `call` (see `digest.rs`).
     fn digest(&self, run_id: &str, call: &ToolCall) -> String {
         crate::digest::call_digest(self.inner.approval_key.as_deref(), run_id, call)
+    }
+
+    /// The same agent (tools, validators and model shared, nothing
+    /// rebuilt) whose tools find `deps` in their context
+    /// ([`ToolContext::deps`](crate::ToolContext::deps)): a database pool,
+    /// the caller's identity, or what a language binding needs to reach
+    /// its caller (its event loop). Runs and resumes of the returned agent,
+    /// streamed or stored on a thread, all carry them.
+    pub fn with_deps<T: std::any::Any + Send + Sync>(&self, deps: T) -> Agent {
+        Agent {
+            inner: Arc::clone(&self.inner),
+            deps: Some(Arc::new(deps)),
+        }
     }
 
     /// The agent's tools.
@@ -586,6 +604,7 @@ impl Agent {
             run_id: Arc::from(state.run_id.as_str()),
             thread_id: state.thread_id.as_deref().map(Arc::from),
             cancel: state.cancel.clone(),
+            deps: self.deps.clone(),
         }
     }
 

@@ -54,6 +54,8 @@ pub struct CallSettings {
     pub thread_id: Option<Arc<str>>,
     /// Cancelled to stop the run; every call's token is a child of it.
     pub cancel: CancellationToken,
+    /// Given to every tool context (see `Agent::with_deps`).
+    pub deps: Option<crate::agent::Deps>,
 }
 
 impl Default for CallSettings {
@@ -65,6 +67,7 @@ impl Default for CallSettings {
             run_id: Arc::from("run"),
             thread_id: None,
             cancel: CancellationToken::new(),
+            deps: None,
         }
     }
 }
@@ -310,6 +313,7 @@ impl ToolBox {
                     call_id: Arc::from(call.id.as_str()),
                     cancel: settings.cancel.child_token(),
                     deadline: started + timeout,
+                    deps: settings.deps.clone(),
                 };
                 let exec = execute(tool, arguments, ctx, timeout, &self.late_results).await;
                 finish(call, exec, timeout, settings.on_tool_exception)

@@ -16,7 +16,7 @@ pub mod tool;
 pub mod validate;
 
 pub use agent::{
-    Agent, AgentBuilder, Checkpoint, DecisionError, Limits, Resume, RunEvent, RunInput, Step,
+    Agent, AgentBuilder, Checkpoint, DecisionError, Deps, Limits, Resume, RunEvent, RunInput, Step,
 };
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,

@@ -36,6 +36,16 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// When the call will be timed out.
     pub deadline: Instant,
+    /// What the caller handed the agent's tools (`Agent::with_deps`).
+    pub deps: Option<crate::agent::Deps>,
+}
+
+impl ToolContext {
+    /// The caller's dependencies, when they are a `T` (see
+    /// `Agent::with_deps`).
+    pub fn deps<T: std::any::Any>(&self) -> Option<&T> {
+        self.deps.as_deref()?.downcast_ref::<T>()
+    }
 }
 
 /// The error a tool function returns.

@@ -24,8 +24,8 @@
 use std::sync::Arc;
 
 pub use parlance_agent::{
-    Agent, AgentBuilder, Checkpoint, DecisionError, IntoToolContent, Json, Limits, OnToolException,
-    Resume, RunEvent, RunInput, Step, Tool, ToolContext, ToolError, ToolFailure,
+    Agent, AgentBuilder, Checkpoint, DecisionError, Deps, IntoToolContent, Json, Limits,
+    OnToolException, Resume, RunEvent, RunInput, Step, Tool, ToolContext, ToolError, ToolFailure,
 };
 pub use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,
