@@ -8,6 +8,8 @@
 //! (model → tools → model …), pauses for human approval, and resumes from
 //! plain JSON ([`agent`]).
 
+#![warn(missing_docs)]
+
 pub mod agent;
 mod digest;
 pub mod engine;

@@ -21,6 +21,8 @@
 //! documents (a flat `tool_call` with `args`, `reasoning` for `thinking`).
 //! See `docs/format.md` for the full description.
 
+#![warn(missing_docs)]
+
 mod block;
 mod error;
 mod message;

@@ -6,6 +6,8 @@
 //! message. Everything provider-specific (wire format, ids, opaque
 //! reasoning data) stays inside the provider.
 
+#![warn(missing_docs)]
+
 mod error;
 mod request;
 pub mod scripted;

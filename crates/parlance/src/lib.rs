@@ -9,8 +9,8 @@
 //! | feature | what | default |
 //! |---|---|---|
 //! | `providers` | OpenAI (Chat, Responses), Anthropic, Gemini; [`model`] from a string | yes |
-//! | `store` | threads in SQLite or PostgreSQL ([`store`]) | no |
-//! | `server` | the HTTP API ([`server`]) | no |
+//! | `store` | threads in SQLite or PostgreSQL (`parlance::store`) | no |
+//! | `server` | the HTTP API (`parlance::server`) | no |
 //! | `local` | the embedded model (llama.cpp, built by cmake): `model("local")` | no |
 //!
 //! # Deriving a tool's schema
@@ -20,6 +20,8 @@
 //! `Cargo.toml`, or point them at the re-exports:
 //! `#[serde(crate = "parlance::serde")]`,
 //! `#[schemars(crate = "parlance::schemars")]`.
+
+#![warn(missing_docs)]
 
 use std::sync::Arc;
 

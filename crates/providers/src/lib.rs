@@ -34,6 +34,8 @@
 //! ids) is sent back only to the provider that produced it; sent to another,
 //! it is dropped with a warning (see `docs/providers.md`).
 
+#![warn(missing_docs)]
+
 pub mod anthropic;
 mod builder;
 mod error;

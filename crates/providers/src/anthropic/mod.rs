@@ -2,9 +2,9 @@
 //!
 //! - [`to_wire`]: canonical request → request body (thinking echoed
 //!   byte-exact and in place, tool results first in the next user turn)
-//! - [`decode_response`]: response body → canonical message; stop reasons,
+//! - [`decode_response`](mod@decode_response): response body → canonical message; stop reasons,
 //!   usage (cache reads and writes added back to the input)
-//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`decode_request`](mod@decode_request): request body → canonical (for `parlance convert`)
 //! - [`errors`]: error bodies → typed errors
 //! - [`stream`]: SSE events → canonical stream events
 

@@ -3,9 +3,9 @@
 //! - [`to_wire`]: canonical request → request body (thought signatures on
 //!   the same part in the same place; the documented stand-in signature on
 //!   calls Gemini did not make; tool schemas as `parametersJsonSchema`)
-//! - [`decode_response`]: response body → canonical message (`STOP` with
+//! - [`decode_response`](mod@decode_response): response body → canonical message (`STOP` with
 //!   calls is `tool_calls`, safety reasons are `content_filter`)
-//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`decode_request`](mod@decode_request): request body → canonical (for `parlance convert`)
 //! - [`errors`]: `google.rpc.Status` → typed errors with `RetryInfo` waits
 //! - [`stream`]: SSE chunks → canonical stream events
 

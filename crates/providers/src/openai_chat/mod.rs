@@ -2,9 +2,9 @@
 //! servers that speak it (set a base URL).
 //!
 //! - [`to_wire`]: canonical request → request body
-//! - [`decode_response`]: response body → canonical message (finish
+//! - [`decode_response`](mod@decode_response): response body → canonical message (finish
 //!   reasons, usage, tool calls)
-//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`decode_request`](mod@decode_request): request body → canonical (for `parlance convert`)
 //! - [`stream`]: SSE chunks → canonical stream events
 //! - error bodies → typed errors: shared with Responses (`openai_common`)
 

@@ -6,9 +6,9 @@
 //! `extra.openai.store` to change it).
 //!
 //! - [`to_wire`]: canonical request → request body
-//! - [`decode_response`]: response body → canonical message (finish reason
+//! - [`decode_response`](mod@decode_response): response body → canonical message (finish reason
 //!   inferred from the output)
-//! - [`decode_request`]: request body → canonical (for `parlance convert`)
+//! - [`decode_request`](mod@decode_request): request body → canonical (for `parlance convert`)
 //! - [`errors`]: error objects → typed errors (HTTP error bodies have the
 //!   Chat Completions shape: `openai_common`)
 //! - [`stream`]: SSE events → canonical stream events
