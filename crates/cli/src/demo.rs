@@ -1,4 +1,4 @@
-//! `parlance demo` and `parlance model`: the main job on embedded defaults —
+//! `parlance demo`: the main job on embedded defaults —
 //! a local model (no API key, no network once pulled) calling a real tool,
 //! on a thread in the embedded SQLite store.
 
@@ -119,72 +119,4 @@ pub async fn demo(question: String, store_url: String) -> Result<ExitCode, Strin
             r.error.map(|e| e.message).unwrap_or_default()
         )),
     }
-}
-
-pub fn model_pull(path: Option<String>, url: Option<String>) -> Result<ExitCode, String> {
-    let p = match (path, url) {
-        (Some(_), Some(_)) => return Err("--path and --url: give one".into()),
-        (Some(p), None) => parlance_local::pull_path(std::path::Path::new(&p))?,
-        (None, Some(u)) => pull_url(&u)?,
-        (None, None) => parlance_local::pull_default()?,
-    };
-    println!("{}", p.display());
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Downloads a GGUF file into the cache (through a temporary file, checked
-/// for the GGUF magic before it is kept).
-fn pull_url(url: &str) -> Result<std::path::PathBuf, String> {
-    let name = url
-        .rsplit('/')
-        .next()
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| format!("--url: no file name in {url:?}"))?;
-    let name = name.split('?').next().unwrap_or(name).to_string();
-    let tmp = std::env::temp_dir().join(format!("parlance-pull-{}-{name}", std::process::id()));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        use futures::StreamExt;
-        use std::io::Write;
-        parlance_providers::transport::install_crypto();
-        let resp = reqwest::Client::new()
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
-        if !resp.status().is_success() {
-            return Err(format!("{url}: HTTP {}", resp.status().as_u16()));
-        }
-        let mut file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            file.write_all(&chunk.map_err(|e| format!("{url}: {e}"))?)
-                .map_err(|e| e.to_string())?;
-        }
-        Ok::<_, String>(())
-    })?;
-    let kept = parlance_local::pull_path(&tmp);
-    let _ = std::fs::remove_file(&tmp);
-    let kept = kept?;
-    // pull_path names the copy after the temporary file: rename it.
-    let target = kept.with_file_name(&name);
-    std::fs::rename(&kept, &target).map_err(|e| e.to_string())?;
-    Ok(target)
-}
-
-pub fn model_list() -> Result<ExitCode, String> {
-    let models = parlance_local::list_models();
-    if models.is_empty() {
-        println!(
-            "no models in {} (run `parlance model pull`)",
-            parlance_local::cache_dir().display()
-        );
-    }
-    for (p, size) in models {
-        println!("{}  {:.1} MB", p.display(), size as f64 / 1e6);
-    }
-    Ok(ExitCode::SUCCESS)
 }

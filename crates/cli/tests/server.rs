@@ -518,7 +518,7 @@ async fn model_pull_from_a_url() {
     .await;
     let cache = temp_dir().join("models");
     let url = format!("{}/files/tiny.gguf", files.url);
-    let (cache2, url2) = (cache.clone(), url.clone());
+    let (cache2, url2) = (cache.clone(), url);
     let out = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_parlance"))
             .args(["model", "pull", "--url", &url2])
@@ -537,9 +537,10 @@ async fn model_pull_from_a_url() {
         std::fs::read(cache.join("tiny.gguf")).unwrap(),
         b"GGUF\x03tiny model"
     );
+    let page = format!("{}/files/page.gguf", files.url);
     let out = tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_parlance"))
-            .args(["model", "pull", "--url", &url])
+            .args(["model", "pull", "--url", &page])
             .env("PARLANCE_MODELS", &cache)
             .output()
             .unwrap()

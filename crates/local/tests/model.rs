@@ -105,6 +105,8 @@ async fn streaming_equals_not_streaming() {
     };
     let mut req = req;
     req.options.max_tokens = Some(40);
+    // Sampled: the same seed gives the same answer.
+    req.options.seed = Some(3);
     let plain = model.generate(&req).await.unwrap();
     let mut stream = model.stream(&req).await.unwrap();
     let mut text = String::new();
@@ -117,7 +119,16 @@ async fn streaming_equals_not_streaming() {
             _ => {}
         }
     }
-    let done = done.unwrap();
+    let mut done = done.unwrap();
+    let mut plain = plain;
+    // Equal but for how long each took.
+    for m in [&mut done, &mut plain] {
+        let run = &mut m.metadata.as_mut().unwrap()["parlance_local"];
+        assert_eq!(run["seed"], 3);
+        assert!(run["decode_ms"].as_f64().unwrap() > 0.0);
+        run["prompt_ms"] = 0.into();
+        run["decode_ms"] = 0.into();
+    }
     assert_eq!(done, plain);
     assert_eq!(text.trim(), plain.text());
     assert!(matches!(&plain.content[0], Block::Text(t) if !t.text.is_empty()));

@@ -83,15 +83,16 @@ pub fn model(spec: &str) -> Result<Arc<dyn Model>, BuildError> {
 }
 
 #[cfg(all(feature = "providers", feature = "local"))]
-fn local_model(_spec: &str, path: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
-    let path = match path {
-        Some(p) => std::path::PathBuf::from(p),
-        None => parlance_local::default_model_path(),
-    };
-    parlance_local::LocalModel::load(&path)
+fn local_model(spec: &str, path: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
+    // `local:NAME`: a GGUF path, or a model found in Parlance's cache,
+    // Ollama's store or LM Studio's folder.
+    parlance_local::LocalModel::from_spec(spec)
         .map(|m| Arc::new(m) as Arc<dyn Model>)
         .map_err(|e| BuildError::LocalModel {
-            path: path.display().to_string(),
+            path: path.map_or_else(
+                || parlance_local::default_model_path().display().to_string(),
+                str::to_string,
+            ),
             message: e.to_string(),
         })
 }

@@ -13,7 +13,8 @@ use crate::config::{AgentConfig, Config};
 /// A model from `provider:model`: a provider named in `[providers]`, else
 /// one of the registry's (`anthropic:claude-sonnet-4-5`, see
 /// `parlance_providers::registry`); `local` is the embedded default model,
-/// `local:PATH` a GGUF file. A missing key is an error here, before any
+/// `local:NAME` a GGUF file or a model `parlance model list` shows (Ollama's
+/// and LM Studio's included). A missing key is an error here, before any
 /// request.
 pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
     match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
@@ -75,15 +76,16 @@ pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, Strin
     Ok(Arc::new(model))
 }
 
-/// The embedded model: the default one, or a GGUF file.
+/// The embedded model: the default one, a GGUF file, or a model found in
+/// Parlance's cache, Ollama's store or LM Studio's folder by name.
 #[cfg(feature = "local")]
-fn local_model(path: Option<&str>) -> Result<Arc<dyn Model>, String> {
-    let path = match path {
-        Some(p) => std::path::PathBuf::from(p),
-        None => parlance_local::default_model_path(),
+fn local_model(name: Option<&str>) -> Result<Arc<dyn Model>, String> {
+    let spec = match name {
+        Some(n) => format!("local:{n}"),
+        None => "local".to_string(),
     };
     Ok(Arc::new(
-        parlance_local::LocalModel::load(&path).map_err(|e| e.to_string())?,
+        parlance_local::LocalModel::from_spec(&spec).map_err(|e| e.to_string())?,
     ))
 }
 
@@ -223,6 +225,11 @@ pub fn agent_with(
     }
     let mut b = Agent::builder(model).limits(limits).options(ModelOptions {
         max_tokens: a.max_tokens,
+        temperature: a.temperature,
+        top_p: a.top_p,
+        top_k: a.top_k,
+        seed: a.seed,
+        extra: a.extra.clone(),
         ..Default::default()
     });
     if let Some(n) = name {

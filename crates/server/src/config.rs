@@ -205,6 +205,19 @@ pub struct AgentConfig {
     pub on_tool_exception: Option<parlance_agent::OnToolException>,
     /// Output token limit.
     pub max_tokens: Option<u32>,
+    /// Sampling temperature (0: greedy); unset, the provider's default.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+    /// Top-k sampling.
+    pub top_k: Option<u32>,
+    /// Sampling seed, where supported.
+    pub seed: Option<u64>,
+    /// Provider-specific options by provider, as in a request's
+    /// `options.extra`: `[agents.NAME.extra.local] repeat_penalty = 1.0`.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A tool the server runs without Rust code.

