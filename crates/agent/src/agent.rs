@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::{
     CallSettings, Check, EventSink, InvalidArgumentsBudget, OnToolException, ToolBox, ToolEvent,
 };
+use crate::tool::Deps;
 use crate::validate::ArgValidator;
 use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError};
 
@@ -178,9 +179,6 @@ pub struct Agent {
     inner: Arc<Inner>,
     deps: Option<Deps>,
 }
-
-/// What a caller hands every tool of an agent's runs (see [`Agent::with_deps`]).
-pub type Deps = Arc<dyn std::any::Any + Send + Sync>;
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -55,7 +55,7 @@ pub struct CallSettings {
     /// Cancelled to stop the run; every call's token is a child of it.
     pub cancel: CancellationToken,
     /// Given to every tool context (see `Agent::with_deps`).
-    pub deps: Option<crate::agent::Deps>,
+    pub deps: Option<crate::tool::Deps>,
 }
 
 impl Default for CallSettings {

@@ -18,7 +18,7 @@ pub mod tool;
 pub mod validate;
 
 pub use agent::{
-    Agent, AgentBuilder, Checkpoint, DecisionError, Deps, Limits, Resume, RunEvent, RunInput, Step,
+    Agent, AgentBuilder, Checkpoint, DecisionError, Limits, Resume, RunEvent, RunInput, Step,
 };
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,
@@ -26,6 +26,6 @@ pub use engine::{
 };
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
-    IntoToolContent, Json, Tool, ToolContext, ToolError, ToolFailure, ToolFn, schema_for,
+    Deps, IntoToolContent, Json, Tool, ToolContext, ToolError, ToolFailure, ToolFn, schema_for,
 };
 pub use validate::{ArgValidator, SchemaError};

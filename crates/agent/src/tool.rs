@@ -37,8 +37,13 @@ pub struct ToolContext {
     /// When the call will be timed out.
     pub deadline: Instant,
     /// What the caller handed the agent's tools (`Agent::with_deps`).
-    pub deps: Option<crate::agent::Deps>,
+    pub deps: Option<Deps>,
 }
+
+/// What a caller hands every tool of an agent's runs (see
+/// [`Agent::with_deps`](crate::Agent::with_deps)). Defined with the tools
+/// that read it, so that the agent depends on its tools and not back.
+pub type Deps = Arc<dyn std::any::Any + Send + Sync>;
 
 impl ToolContext {
     /// The caller's dependencies, when they are a `T` (see
