@@ -86,11 +86,11 @@ fn new_bar(total: Option<u64>, name: &str) -> ProgressBar {
     let (bar, template) = match total {
         Some(t) => (
             ProgressBar::new(t),
-            "{msg} {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            "{msg} {wide_bar} {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} eta {eta}",
         ),
         None => (
             ProgressBar::no_length(),
-            "{msg} {spinner} {bytes} {bytes_per_sec}",
+            "{msg} {spinner} {decimal_bytes} {decimal_bytes_per_sec}",
         ),
     };
     bar.set_style(ProgressStyle::with_template(template).expect("a valid template"));
@@ -198,13 +198,13 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
             let mut body = resp.bytes_stream();
             while let Some(chunk) = body.next().await {
                 let chunk = chunk.map_err(|e| {
-                    let mut s = e.to_string();
-                    let mut src = std::error::Error::source(&e);
-                    while let Some(c) = src {
-                        s.push_str(&format!(": {c}"));
-                        src = c.source();
+                    // The innermost cause says what happened.
+                    let mut cause: &dyn std::error::Error = &e;
+                    while let Some(c) = cause.source() {
+                        cause = c;
                     }
-                    s
+                    let at = file.metadata().map_or(0, |m| m.len());
+                    format!("the connection broke at {}: {cause}", size(at))
                 })?;
                 file.write_all(&chunk)
                     .map_err(|e| format!("writing {}: {e}", part.display()))?;
@@ -309,6 +309,32 @@ mod tests {
         assert_eq!(content_range("bytes */500"), Some((500, Some(500))));
         assert_eq!(content_range("items 1-2/3"), None);
         assert_eq!(content_range("bytes x-1/2"), None);
+    }
+
+    #[test]
+    fn the_bar_shows_size_and_speed() {
+        let term = indicatif::InMemoryTerm::new(4, 120);
+        let b = new_bar(Some(3_000_000), "tiny.gguf");
+        b.set_draw_target(indicatif::ProgressDrawTarget::term_like(Box::new(
+            term.clone(),
+        )));
+        b.set_position(1_500_000);
+        std::thread::sleep(Duration::from_millis(120));
+        b.inc(1);
+        b.tick();
+        let shown = term.contents();
+        assert!(shown.starts_with("tiny.gguf "), "{shown}");
+        assert!(shown.contains("1.50 MB/3.00 MB"), "{shown}");
+        assert!(shown.contains("B/s"), "a speed: {shown}");
+        assert!(shown.contains("eta"), "{shown}");
+        let unknown = new_bar(None, "x");
+        let term = indicatif::InMemoryTerm::new(4, 120);
+        unknown.set_draw_target(indicatif::ProgressDrawTarget::term_like(Box::new(
+            term.clone(),
+        )));
+        unknown.set_position(2_000_000);
+        unknown.tick();
+        assert!(term.contents().contains("2.00 MB"), "{}", term.contents());
     }
 
     #[test]
