@@ -13,6 +13,30 @@
 //! | `server` | the HTTP API (`parlance::server`) | no |
 //! | `local` | the embedded model (llama.cpp, built by cmake): `model("local")` | no |
 //!
+//! A provider, a tool, one run:
+//!
+//! ```no_run
+//! use parlance::{Agent, JsonSchema, Tool};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct City {
+//!     /// The city's name, e.g. "Paris".
+//!     name: String,
+//! }
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let weather = Tool::new("weather", "Today's weather in a city.", |city: City| async move {
+//!     Ok(format!("Sunny and 21 °C in {}", city.name))
+//! });
+//! let agent = Agent::builder(parlance::model("openai:gpt-4o-mini")?).tool(weather).build()?;
+//! let answer = agent.run("What's the weather in Paris?").await.into_result()?;
+//! println!("{}", answer.text());
+//! # Ok(()) }
+//! ```
+//!
+//! More, one per capability, in the crate's `examples/`.
+//!
 //! # Deriving a tool's schema
 //!
 //! A tool's argument type derives `Deserialize` and `JsonSchema`. The
