@@ -39,6 +39,10 @@ pub struct Limits {
     pub tool_concurrency: Option<usize>,
     /// What an unexpected tool failure becomes.
     pub on_tool_exception: OnToolException,
+    /// The most a tool's result may hold, in bytes of JSON (default 1 MiB;
+    /// tools may set their own). Beyond it the result is replaced by a
+    /// short error the model reads; nothing huge is kept.
+    pub max_tool_output: usize,
 }
 
 impl Default for Limits {
@@ -49,6 +53,7 @@ impl Default for Limits {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             tool_concurrency: None,
             on_tool_exception: OnToolException::ReturnToModel,
+            max_tool_output: crate::engine::DEFAULT_MAX_TOOL_OUTPUT,
         }
     }
 }
@@ -421,6 +426,7 @@ impl Agent {
                 "tool_timeout_ms": l.tool_timeout.as_millis() as u64,
                 "tool_concurrency": l.tool_concurrency,
                 "on_tool_exception": l.on_tool_exception,
+                "max_tool_output": l.max_tool_output,
             },
             "options": self.inner.options,
         })
@@ -599,6 +605,7 @@ impl Agent {
             timeout: l.tool_timeout,
             concurrency: l.tool_concurrency,
             on_tool_exception: l.on_tool_exception,
+            max_output: l.max_tool_output,
             run_id: Arc::from(state.run_id.as_str()),
             thread_id: state.thread_id.as_deref().map(Arc::from),
             cancel: state.cancel.clone(),

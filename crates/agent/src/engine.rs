@@ -39,6 +39,9 @@ pub enum OnToolException {
 /// The default time a tool call may take.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The default most a tool's result may hold: 1 MiB of JSON.
+pub const DEFAULT_MAX_TOOL_OUTPUT: usize = 1024 * 1024;
+
 /// How the calls of one turn are run.
 #[derive(Debug, Clone)]
 pub struct CallSettings {
@@ -48,6 +51,9 @@ pub struct CallSettings {
     pub concurrency: Option<usize>,
     /// What an unexpected failure becomes.
     pub on_tool_exception: OnToolException,
+    /// The most a result may hold, in bytes of JSON, unless the tool sets
+    /// its own.
+    pub max_output: usize,
     /// The run's id, given to every tool context.
     pub run_id: Arc<str>,
     /// The thread's id, when the run is on one.
@@ -64,6 +70,7 @@ impl Default for CallSettings {
             timeout: DEFAULT_TOOL_TIMEOUT,
             concurrency: None,
             on_tool_exception: OnToolException::default(),
+            max_output: DEFAULT_MAX_TOOL_OUTPUT,
             run_id: Arc::from("run"),
             thread_id: None,
             cancel: CancellationToken::new(),
@@ -316,7 +323,8 @@ impl ToolBox {
                     deps: settings.deps.clone(),
                 };
                 let exec = execute(tool, arguments, ctx, timeout, &self.late_results).await;
-                finish(call, exec, timeout, settings.on_tool_exception)
+                let limit = tool.max_output.unwrap_or(settings.max_output);
+                finish(call, exec, timeout, settings.on_tool_exception, limit)
             }
         };
         if let Some(sink) = events {
@@ -449,12 +457,55 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-fn finish(call: &ToolCall, exec: Exec, timeout: Duration, policy: OnToolException) -> CallReport {
+/// Bytes of JSON a result's content takes (what would be stored and sent).
+fn output_size(content: &[Block]) -> usize {
+    content
+        .iter()
+        .map(|b| serde_json::to_string(b).map_or(0, |s| s.len()))
+        .sum()
+}
+
+/// A byte count for people: `20.0 MiB`, `512 KiB`, `300 bytes`.
+pub(crate) fn bytes(n: usize) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f >= KIB * KIB {
+        format!("{:.1} MiB", f / (KIB * KIB))
+    } else if f >= KIB {
+        format!("{:.0} KiB", f / KIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn finish(
+    call: &ToolCall,
+    exec: Exec,
+    timeout: Duration,
+    policy: OnToolException,
+    max_output: usize,
+) -> CallReport {
     match exec {
-        Exec::Done(Ok(content)) => CallReport {
-            result: result(call, ToolStatus::Ok, content),
-            cause: None,
-        },
+        Exec::Done(Ok(content)) => {
+            let size = output_size(&content);
+            if size > max_output {
+                tracing::warn!(tool = %call.name, call_id = %call.id, size, limit = max_output, "tool output over its limit was dropped");
+                return plain(
+                    call,
+                    ToolStatus::Error,
+                    format!(
+                        "{} returned {}, more than its output limit of {}; the output was dropped",
+                        call.name,
+                        bytes(size),
+                        bytes(max_output)
+                    ),
+                );
+            }
+            CallReport {
+                result: result(call, ToolStatus::Ok, content),
+                cause: None,
+            }
+        }
         Exec::Done(Err(ToolFailure::Tool(e))) => {
             plain(call, ToolStatus::Error, e.message().to_string())
         }

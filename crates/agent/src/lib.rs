@@ -21,8 +21,9 @@ pub use agent::{
     Agent, AgentBuilder, Checkpoint, DecisionError, Limits, Resume, RunEvent, RunInput, Step,
 };
 pub use engine::{
-    BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_TOOL_TIMEOUT, EventSink, FailureCause,
-    InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError, ToolEvent,
+    BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_TOOL_TIMEOUT,
+    EventSink, FailureCause, InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError,
+    ToolEvent,
 };
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{

@@ -325,6 +325,7 @@ pub struct Tool {
     pub(crate) timeout: Option<Duration>,
     pub(crate) needs_approval: Option<ApprovalPredicate>,
     pub(crate) max_invalid_arguments: Option<u32>,
+    pub(crate) max_output: Option<usize>,
 }
 
 impl fmt::Debug for Tool {
@@ -475,6 +476,7 @@ impl Tool {
             timeout: None,
             needs_approval: None,
             max_invalid_arguments: None,
+            max_output: None,
         }
     }
 
@@ -510,6 +512,13 @@ impl Tool {
     /// (instead of the agent's budget).
     pub fn max_invalid_arguments(mut self, n: u32) -> Tool {
         self.max_invalid_arguments = Some(n);
+        self
+    }
+
+    /// The most this tool's result may hold, in bytes of JSON (instead of
+    /// the agent's `Limits::max_tool_output`).
+    pub fn max_output(mut self, bytes: usize) -> Tool {
+        self.max_output = Some(bytes);
         self
     }
 

@@ -599,3 +599,53 @@ fn registering_checks_schemas_and_names() {
         .unwrap_err();
     assert_eq!(e.to_string(), "two tools are named \"a\"");
 }
+
+/// Output over the limit (the agent's default 1 MiB, or the tool's own)
+/// ends the call with a short error the model reads; nothing of it is kept.
+#[tokio::test]
+async fn tool_output_over_the_limit_is_dropped() {
+    let mut tools = ToolBox::new();
+    tools
+        .add(Tool::new(
+            "huge",
+            "Answers a lot.",
+            |a: Value, _c: ToolContext| async move {
+                let n = a["n"].as_u64().unwrap_or(0) as usize;
+                Ok::<_, ToolError>("x".repeat(n))
+            },
+        ))
+        .unwrap();
+    tools
+        .add(
+            Tool::new(
+                "small",
+                "Answers little.",
+                |_: Value, _c: ToolContext| async move { Ok::<_, ToolError>("twelve bytes") },
+            )
+            .max_output(10),
+        )
+        .unwrap();
+    let settings = CallSettings::default();
+    let run = |name: &'static str, args: Value| {
+        let call = ToolCall::new("c1", name, args.clone());
+        let (tools, settings) = (&tools, &settings);
+        async move { tools.run_call(0, &call, &args, settings, None).await }
+    };
+    let big = run("huge", json!({"n": 20 * 1024 * 1024})).await;
+    assert_eq!(big.result.status, ToolStatus::Error);
+    let text = big.result.content[0].as_text().unwrap().to_string();
+    assert_eq!(
+        text,
+        "huge returned 20.0 MiB, more than its output limit of 1.0 MiB; the output was dropped"
+    );
+    assert!(serde_json::to_string(&big.result).unwrap().len() < 200);
+    let fits = run("huge", json!({"n": 1000})).await;
+    assert_eq!(fits.result.status, ToolStatus::Ok);
+    let own = run("small", json!({})).await;
+    assert_eq!(
+        own.result.content[0].as_text(),
+        Some(
+            "small returned 37 bytes, more than its output limit of 10 bytes; the output was dropped"
+        )
+    );
+}

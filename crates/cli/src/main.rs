@@ -4,6 +4,7 @@ mod convert;
 mod demo;
 mod download;
 mod interactive;
+mod logging;
 mod model;
 mod options;
 
@@ -24,6 +25,15 @@ use serde_json::{Value, json};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Logs on stderr as `text` or `json` (one object per line); what is
+    /// logged comes from RUST_LOG (default: info for serve, warn otherwise).
+    #[arg(
+        long,
+        global = true,
+        env = "PARLANCE_LOG_FORMAT",
+        default_value = "text"
+    )]
+    log_format: String,
 }
 
 #[derive(Subcommand)]
@@ -190,6 +200,15 @@ enum ThreadsAction {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let level = if matches!(cli.command, Command::Serve { .. }) {
+        "info"
+    } else {
+        "warn"
+    };
+    if let Err(message) = logging::init(level, &cli.log_format) {
+        eprintln!("error: {message}");
+        return ExitCode::from(2);
+    }
     match run(cli.command) {
         Ok(code) => code,
         Err(message) => {

@@ -313,3 +313,159 @@ async fn stored_decisions_are_bound_to_their_run_and_agent() {
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["status"], "completed");
 }
+
+const ALICE_AND_OPS: &str = "[[auth.tokens]]\ntoken = \"tok-alice-123\"\nsubject = \"alice\"\n[[auth.tokens]]\ntoken = \"tok-ops-98765\"\nsubject = \"ops\"\noperator = true\n";
+
+fn has_artifact(v: &Value) -> bool {
+    v.to_string().contains("\"artifact\"")
+}
+
+/// Artifacts (here: a 503's details under return_generic) reach operators
+/// only: not in run answers, SSE events, decision answers or run reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artifacts_reach_only_operators() {
+    let provider = ReplayServer::start(vec![
+        chat(calls(&[
+            ("c1", "lookup_order", json!({"id": "A-1"})),
+            ("c2", "refund", json!({"amount": 5})),
+        ])),
+        chat(text("Done.")),
+        chat_stream(call("c3", "lookup_order", json!({"id": "A-3"}))),
+        chat_stream(text("Streamed.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![
+        Reply::Full {
+            status: 503,
+            headers: vec![],
+            body: "down".into(),
+        },
+        Reply::Full {
+            status: 503,
+            headers: vec![],
+            body: "down".into(),
+        },
+    ])
+    .await;
+    let dir = temp_dir();
+    let extra = Extra {
+        agent: "on_tool_exception = \"return_generic\"",
+        ..Extra::default()
+    };
+    let server = start(&config_with(
+        &dir,
+        &provider.url,
+        &tool.url,
+        ALICE_AND_OPS,
+        &extra,
+    ));
+    let alice = Some("tok-alice-123");
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), alice).await;
+    let thread = t["id"].as_str().unwrap().to_string();
+    let (_, paused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "A-1 and refund", "thread_id": thread}),
+        alice,
+    )
+    .await;
+    assert_eq!(paused["status"], "requires_approval", "{paused}");
+    assert!(!has_artifact(&paused), "run answer: {paused}");
+    let run_id = paused["id"].as_str().unwrap();
+    let (_, read) = get(&server.url, &format!("/v1/runs/{run_id}"), alice).await;
+    assert!(!has_artifact(&read), "run read: {read}");
+    let pending = paused["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "refund")
+        .unwrap();
+    let (status, done) = post(
+        &server.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &json!({"decisions": [decision(pending)]}),
+        alice,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert!(!has_artifact(&done), "decision answer: {done}");
+    let events = post_stream(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "A-3", "thread_id": thread, "stream": true}),
+        alice,
+    )
+    .await;
+    assert_eq!(events.last().unwrap().0, "run_completed", "{events:?}");
+    for (name, data) in &events {
+        assert!(!has_artifact(data), "{name}: {data}");
+    }
+    let (_, mine) = get(&server.url, &format!("/v1/threads/{thread}"), alice).await;
+    assert!(!has_artifact(&mine));
+    let (_, ops) = get(
+        &server.url,
+        &format!("/v1/threads/{thread}"),
+        Some("tok-ops-98765"),
+    )
+    .await;
+    assert!(has_artifact(&ops["messages"]), "operators read them: {ops}");
+    assert_eq!(ops["artifacts"].as_array().unwrap().len(), 2);
+}
+
+/// A provider error that quotes the API key: the key is in no answer, no
+/// stored row and no log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_are_scrubbed_from_answers_the_store_and_logs() {
+    let key = "sk-test-SECRET-4242424242";
+    let quoting = Reply::json(
+        401,
+        &json!({"error": {"message": format!("Incorrect API key provided: {key}"), "type": "invalid_request_error"}}),
+    );
+    let provider = ReplayServer::start(vec![quoting.clone(), quoting]).await;
+    let dir = temp_dir();
+    let cfg = config(&dir, &provider.url, "http://127.0.0.1:9", "");
+    let (server, log) = start_logged(
+        &cfg,
+        &[("PARLANCE_TEST_NO_KEY", key), ("RUST_LOG", "debug")],
+    );
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let (_, r) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "hi", "thread_id": t["id"]}),
+        None,
+    )
+    .await;
+    assert_eq!(r["status"], "failed", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted]"),
+        "{r}"
+    );
+    let (_, stateless) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "hi"}),
+        None,
+    )
+    .await;
+    let run_id = r["id"].as_str().unwrap();
+    let (_, read) = get(&server.url, &format!("/v1/runs/{run_id}"), None).await;
+    for v in [&r, &stateless, &read] {
+        assert!(!v.to_string().contains(key), "{v}");
+    }
+    drop(server);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+            "{} holds the key",
+            path.display()
+        );
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains(key), "{logged}");
+}

@@ -376,30 +376,6 @@ fn parlance_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
     )
 }
 
-/// The same answer as a Chat Completions stream.
-fn chat_stream(message: Value) -> Reply {
-    let finish = if message["tool_calls"].is_array() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let mut delta = message.clone();
-    if let Some(calls) = delta["tool_calls"].as_array_mut() {
-        for (i, c) in calls.iter_mut().enumerate() {
-            c["index"] = json!(i);
-        }
-    }
-    let chunk = |d: Value, f: Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}).to_string()
-    };
-    let chunks = sse_frames(&[
-        ("", chunk(delta, Value::Null)),
-        ("", chunk(json!({}), json!(finish))),
-        ("", "[DONE]".into()),
-    ]);
-    Reply::Sse { chunks, cut: false }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parlance_run_streams_the_answer_and_shows_tool_activity() {
     let provider = ReplayServer::start(vec![

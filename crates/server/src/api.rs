@@ -31,6 +31,8 @@ pub struct AppState {
     pub tokens: HashMap<String, Principal>,
     /// Signs paused runs and approval digests.
     pub signer: crate::signing::Signer,
+    /// Scrubs the configured secrets from every answer.
+    pub redactor: Arc<parlance_store::Redactor>,
     pub http: reqwest::Client,
 }
 
@@ -224,12 +226,12 @@ pub async fn owned_thread(
 }
 
 /// What `who` may read of `value` (an answer, an event's data):
-/// artifacts are for operators only.
-pub fn outbound(_state: &AppState, who: &Principal, mut value: Value) -> Value {
+/// artifacts are for operators only; secrets for nobody.
+pub fn outbound(state: &AppState, who: &Principal, mut value: Value) -> Value {
     if !who.operator {
         strip_artifacts(&mut value);
     }
-    value
+    crate::secrets::redact_value(&state.redactor, value)
 }
 
 fn strip_artifacts(v: &mut Value) {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError, ToolFailure};
+use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError};
 use parlance_model::{Model, ModelOptions};
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
@@ -117,38 +117,16 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
                 .url
                 .clone()
                 .ok_or_else(|| format!("tools.{name}.url: required for an http tool"))?;
-            let client = http.clone();
-            Tool::new(
+            crate::http_tool::tool(
                 name,
                 &t.description,
-                move |args: Value, ctx: ToolContext| {
-                    let (client, url) = (client.clone(), url.clone());
-                    async move {
-                        let resp = client
-                            .post(&url)
-                            .header("x-parlance-call-id", &*ctx.call_id)
-                            .header("content-type", "application/json")
-                            .body(args.to_string())
-                            .send()
-                            .await
-                            .map_err(|e| ToolFailure::unexpected("http", e.to_string()))?;
-                        let status = resp.status();
-                        let body = resp
-                            .text()
-                            .await
-                            .map_err(|e| ToolFailure::unexpected("http", e.to_string()))?;
-                        if !status.is_success() {
-                            let said: String = body.chars().take(500).collect();
-                            return Err(ToolFailure::from(ToolError::new(format!(
-                                "HTTP {}: {said}",
-                                status.as_u16()
-                            ))));
-                        }
-                        Ok::<_, ToolFailure>(
-                            serde_json::from_str::<Value>(&body).unwrap_or(Value::String(body)),
-                        )
-                    }
-                },
+                url,
+                http.clone(),
+                t.max_output_bytes
+                    .unwrap_or(parlance_agent::DEFAULT_MAX_TOOL_OUTPUT),
+                config
+                    .max_connections_per_host
+                    .unwrap_or(crate::http_tool::DEFAULT_CONNECTIONS_PER_HOST),
             )
         }
         other => {
@@ -157,7 +135,10 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
             ));
         }
     };
-    let tool = tool.with_schema(schema);
+    let mut tool = tool.with_schema(schema);
+    if let Some(n) = t.max_output_bytes {
+        tool = tool.max_output(n);
+    }
     Ok(match t.timeout_ms {
         Some(ms) => tool.timeout(Duration::from_millis(ms)),
         None => tool,
@@ -222,6 +203,9 @@ pub fn agent_with(
     }
     if let Some(p) = a.on_tool_exception {
         limits.on_tool_exception = p;
+    }
+    if let Some(n) = a.max_tool_output_bytes {
+        limits.max_tool_output = n;
     }
     let mut b = Agent::builder(model).limits(limits).options(ModelOptions {
         max_tokens: a.max_tokens,

@@ -67,6 +67,10 @@ pub struct Config {
     /// server on that store). `PARLANCE_SECRET` in the environment.
     #[serde(default)]
     pub secret: Option<String>,
+    /// HTTP tools: requests at once per host, all tools together (default
+    /// 64); more calls wait their turn.
+    #[serde(default)]
+    pub max_connections_per_host: Option<usize>,
     /// Largest request body accepted, in bytes (default 2 MiB).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
@@ -218,6 +222,8 @@ pub struct AgentConfig {
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The most a tool's result may hold, in bytes of JSON (default 1 MiB).
+    pub max_tool_output_bytes: Option<usize>,
 }
 
 /// A tool the server runs without Rust code.
@@ -235,6 +241,9 @@ pub struct ToolConfig {
     pub url: Option<String>,
     /// `http`: the call's timeout (default: the agent's).
     pub timeout_ms: Option<u64>,
+    /// The most this tool's result may hold, in bytes (default: the
+    /// agent's; an http tool reads no more than this, 1 MiB by default).
+    pub max_output_bytes: Option<usize>,
 }
 
 impl ToolConfig {

@@ -34,7 +34,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.1.into(),
-                message: self.2,
+                message: crate::secrets::redact(&self.2).into_owned(),
             },
         };
         (self.0, Json(body)).into_response()

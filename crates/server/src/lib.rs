@@ -19,8 +19,10 @@ pub mod auth;
 pub mod build;
 pub mod config;
 pub mod error;
+pub mod http_tool;
 mod openapi;
 pub mod runs;
+pub mod secrets;
 pub mod signing;
 pub mod threads;
 
@@ -75,6 +77,11 @@ pub async fn state(config: Config) -> Result<AppState, String> {
             .map_err(|e| format!("store: {e}"))?,
     };
     let signer = signing::Signer::new(&secret);
+    let redactor = Arc::new(parlance_store::Redactor::new(secrets::collect(
+        &config, &secret,
+    )));
+    secrets::install(Arc::clone(&redactor));
+    let store = store.with_redactor((*redactor).clone());
     parlance_providers::transport::install_crypto();
     let http = reqwest::Client::new();
     let mut local_models = HashMap::new();
@@ -124,6 +131,7 @@ pub async fn state(config: Config) -> Result<AppState, String> {
         local_models,
         tokens,
         signer,
+        redactor,
         http,
     })
 }
@@ -188,6 +196,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     check_exposure(&config, &listen)?;
+    raise_fd_limit();
     let state = Arc::new(state(config).await?);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
@@ -202,6 +211,51 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .map_err(|e| e.to_string());
     sweeper.abort();
     served
+}
+
+/// Raises the soft limit on open files to the hard limit: every run on
+/// a thread, HTTP tool call and client holds descriptors, and running out
+/// must not look like success. Logged either way.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
+pub fn raise_fd_limit() -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit only read and write the struct given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+            tracing::warn!("could not read the open-file limit");
+            return None;
+        }
+        let before = lim.rlim_cur;
+        if lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            // SAFETY: as above.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+                tracing::warn!(
+                    soft = before,
+                    hard = lim.rlim_max,
+                    "could not raise the open-file limit"
+                );
+                lim.rlim_cur = before;
+            }
+        }
+        let (soft, hard) = (lim.rlim_cur as u64, lim.rlim_max as u64);
+        if soft < 4096 {
+            tracing::warn!(
+                soft,
+                hard,
+                "the open-file limit is low: many runs at once may fail (raise the hard limit)"
+            );
+        } else {
+            tracing::info!(before = before as u64, soft, hard, "open-file limit");
+        }
+        Some((before as u64, soft))
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// Marks runs whose process died as interrupted, once per lease, so that

@@ -17,12 +17,14 @@
 //! (its process died) is taken over, marked `interrupted`, and its thread
 //! repaired.
 
+mod redact;
 mod repair;
 mod runner;
 mod runs;
 mod sql;
 mod store;
 
+pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use runner::{ResumeError, RunHandle, ThreadRunner};
 pub use store::{

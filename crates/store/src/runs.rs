@@ -102,7 +102,7 @@ impl Store {
             .bind(thread)
             .bind(seq)
             .bind(run)
-            .bind(parlance_format::to_json(message))
+            .bind(self.stored_text(parlance_format::to_json(message)))
             .bind(now_ms())
             .execute(&mut **conn)
             .await?;
@@ -395,7 +395,7 @@ impl Store {
             sqlx::query(
                 self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
             )
-            .bind(parlance_format::to_json(message))
+            .bind(self.stored_text(parlance_format::to_json(message)))
             .bind(&run.thread_id)
             .bind(seq)
             .execute(&mut *tx)
@@ -417,16 +417,16 @@ impl Store {
     /// holds its lease ([`StoreError::LeaseLost`] otherwise: a run that was
     /// taken over keeps the `interrupted` it was given).
     pub async fn finish_run(&self, run: &ActiveRun, response: &Response) -> R<()> {
-        let error = response
-            .error
-            .as_ref()
-            .map(|e: &RunError| serde_json::to_value(e).expect("json").to_string());
+        let error = response.error.as_ref().map(|e: &RunError| {
+            self.stored_text(serde_json::to_value(e).expect("json").to_string())
+        });
         let lease = if response.status == RunStatus::RequiresApproval {
             i64::MAX
         } else {
             0
         };
-        let output = (!response.output.is_null()).then(|| response.output.to_string());
+        let output =
+            (!response.output.is_null()).then(|| self.stored_text(response.output.to_string()));
         let finish = response
             .finish_reason
             .map(|f| serde_json::to_value(f).expect("json"))

@@ -176,6 +176,7 @@ pub struct Store {
     pub(crate) pool: AnyPool,
     pub(crate) dialect: Dialect,
     pub(crate) lease: Duration,
+    pub(crate) redactor: std::sync::Arc<crate::Redactor>,
 }
 
 impl Store {
@@ -223,6 +224,7 @@ impl Store {
             pool,
             dialect,
             lease: DEFAULT_LEASE,
+            redactor: Default::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -235,6 +237,22 @@ impl Store {
     pub fn with_lease(mut self, lease: Duration) -> Store {
         self.lease = lease;
         self
+    }
+
+    /// Scrubs these secrets from everything stored from now on (messages,
+    /// errors, outputs).
+    pub fn with_redactor(mut self, redactor: crate::Redactor) -> Store {
+        self.redactor = std::sync::Arc::new(redactor);
+        self
+    }
+
+    /// What a message or a value becomes when stored: canonical JSON,
+    /// secrets scrubbed.
+    pub(crate) fn stored_text(&self, json: String) -> String {
+        match self.redactor.redact(&json) {
+            std::borrow::Cow::Borrowed(_) => json,
+            std::borrow::Cow::Owned(s) => s,
+        }
     }
 
     /// The lease of running runs.

@@ -254,7 +254,11 @@ async fn sigkill_at_random_points_leaves_a_consistent_thread() {
         // repairs it if needed, and succeeds.
         tokio::time::sleep(LEASE + Duration::from_millis(20)).await;
         let model = ScriptedModel::new([Message::assistant("checked")]);
-        let r = ThreadRunner::new(store.clone(), agent(model))
+        // The checking run itself holds a long lease: a 60 ms one could run
+        // out on a busy machine between two writes, and a run whose lease
+        // ran out stops before writing.
+        let checker = store.clone().with_lease(Duration::from_secs(30));
+        let r = ThreadRunner::new(checker, agent(model))
             .run(&thread, vec![Message::user("still there?")])
             .await
             .unwrap();

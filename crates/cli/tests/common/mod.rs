@@ -9,7 +9,7 @@ pub mod replay;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use replay::Reply;
+use replay::{Reply, sse_frames};
 use serde_json::{Value, json};
 
 pub struct Server {
@@ -116,7 +116,8 @@ pub fn start_with_env(config: &std::path::Path, env: &[(&str, &str)]) -> Server 
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_parlance"));
     cmd.args(["serve", "--config", config.to_str().unwrap()])
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::inherit())
+        .env("RUST_LOG", "warn");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -178,4 +179,95 @@ pub async fn get(url: &str, path: &str, token: Option<&str>) -> (u16, Value) {
         status,
         serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null),
     )
+}
+
+/// The same answer as a Chat Completions stream.
+pub fn chat_stream(message: Value) -> Reply {
+    let finish = if message["tool_calls"].is_array() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let mut delta = message.clone();
+    if let Some(calls) = delta["tool_calls"].as_array_mut() {
+        for (i, c) in calls.iter_mut().enumerate() {
+            c["index"] = json!(i);
+        }
+    }
+    let chunk = |d: Value, f: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": d, "finish_reason": f}]}).to_string()
+    };
+    let chunks = sse_frames(&[
+        ("", chunk(delta, Value::Null)),
+        ("", chunk(json!({}), json!(finish))),
+        ("", "[DONE]".into()),
+    ]);
+    Reply::Sse { chunks, cut: false }
+}
+
+/// An assistant message calling several tools at once.
+pub fn calls(list: &[(&str, &str, Value)]) -> Value {
+    let calls: Vec<Value> = list
+        .iter()
+        .map(|(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+        .collect();
+    json!({"role": "assistant", "content": null, "tool_calls": calls})
+}
+
+/// `parlance serve` with its standard error in a file (the logs), and
+/// extra environment variables.
+pub fn start_logged(
+    config: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (Server, std::path::PathBuf) {
+    let log = config.with_extension(format!("{}.log", rand::random::<u32>()));
+    let file = std::fs::File::create(&log).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parlance"));
+    cmd.args(["serve", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(file));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    (spawned(cmd), log)
+}
+
+/// Reads the "listening on" line of a started server.
+pub fn spawned(mut cmd: Command) -> Server {
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("parlance: listening on ")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_string();
+    Server { child, url }
+}
+
+/// Every (event, data) of an SSE body.
+pub fn events(body: &str) -> Vec<(String, Value)> {
+    parlance_providers::transport::parse_sse(body)
+        .into_iter()
+        .map(|(e, d)| (e, serde_json::from_str(&d).unwrap_or(Value::String(d))))
+        .collect()
+}
+
+/// POSTs and reads the whole SSE answer.
+pub async fn post_stream(
+    url: &str,
+    path: &str,
+    body: &Value,
+    token: Option<&str>,
+) -> Vec<(String, Value)> {
+    let mut req = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    events(&req.send().await.unwrap().text().await.unwrap())
 }

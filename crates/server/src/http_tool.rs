@@ -1,0 +1,136 @@
+//! `kind = "http"` tools: the server POSTs the validated arguments to a
+//! URL and reads the answer.
+//!
+//! How an answer ends the call:
+//! - 2xx: the result (JSON, or text);
+//! - 4xx: a `ToolError` the model reads (`HTTP 404: <first 500 characters>`):
+//!   the tool's server refused on purpose;
+//! - 5xx, a connection or transport failure, a timeout of the connection:
+//!   an unexpected failure, so the agent's `on_tool_exception` policy
+//!   applies (`fail` stops the run, `return_generic` tells the model only
+//!   that the tool failed). The message names the status or the kind of
+//!   failure, never the body of a 5xx nor the URL (its query string may
+//!   hold a key); both are logged for operators, secrets scrubbed.
+//! - an answer larger than the tool's output limit is not read further.
+//!
+//! At most `max_connections_per_host` requests run at once per host (all
+//! HTTP tools together), so that a burst of calls cannot exhaust the
+//! server's file descriptors; the others wait their turn.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use parlance_agent::{Tool, ToolContext, ToolError, ToolFailure};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+/// Requests at once per host, by default.
+pub const DEFAULT_CONNECTIONS_PER_HOST: usize = 64;
+
+/// The per-host limits, shared by every HTTP tool of the process.
+fn host_slots(host: &str, cap: usize) -> Arc<Semaphore> {
+    static SLOTS: OnceLock<Mutex<HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
+    let mut map = SLOTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    Arc::clone(
+        map.entry(host.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(cap.max(1)))),
+    )
+}
+
+/// The URL without its query string or fragment, for messages and logs.
+pub fn shown_url(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+/// Builds the tool.
+pub fn tool(
+    name: &str,
+    description: &str,
+    url: String,
+    client: reqwest::Client,
+    max_output: usize,
+    per_host: usize,
+) -> Tool {
+    let host = reqwest::Url::parse(&url)
+        .ok()
+        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
+        .unwrap_or_else(|| url.clone());
+    let slots = host_slots(&host, per_host);
+    let tool_name = name.to_string();
+    Tool::new(name, description, move |args: Value, ctx: ToolContext| {
+        let (client, url, slots, tool_name) = (
+            client.clone(),
+            url.clone(),
+            slots.clone(),
+            tool_name.clone(),
+        );
+        async move {
+            let _slot = slots.acquire_owned().await.expect("never closed");
+            let fail = |what: String| {
+                tracing::warn!(tool = %tool_name, url = %shown_url(&url), error = %what, "http tool failed");
+                ToolFailure::unexpected("http", what)
+            };
+            let mut resp = client
+                .post(&url)
+                .header("x-parlance-call-id", &*ctx.call_id)
+                .header("content-type", "application/json")
+                .body(args.to_string())
+                .send()
+                .await
+                .map_err(|e| fail(describe(e)))?;
+            let status = resp.status();
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(|e| fail(describe(e)))? {
+                body.extend_from_slice(&chunk);
+                if body.len() > max_output {
+                    return Err(ToolFailure::from(ToolError::new(format!(
+                        "{tool_name} answered more than its output limit of {max_output} bytes; the answer was dropped"
+                    ))));
+                }
+            }
+            let body = String::from_utf8_lossy(&body).into_owned();
+            let said: String = body.chars().take(500).collect();
+            if status.is_server_error() {
+                tracing::warn!(tool = %tool_name, url = %shown_url(&url), status = status.as_u16(), body = %crate::secrets::redact(&said), "http tool answered a server error");
+                return Err(ToolFailure::unexpected(
+                    "http",
+                    format!("HTTP {status} from the tool's server"),
+                ));
+            }
+            if !status.is_success() {
+                return Err(ToolFailure::from(ToolError::new(format!(
+                    "HTTP {}: {said}",
+                    status.as_u16()
+                ))));
+            }
+            Ok::<_, ToolFailure>(
+                serde_json::from_str::<Value>(&body).unwrap_or(Value::String(body)),
+            )
+        }
+    })
+}
+
+/// A transport failure in words, without the URL: the kind, then each
+/// cause (`could not connect: tcp connect error: Connection refused`).
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut parts = vec![if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "could not connect".to_string()
+    } else if e.is_body() || e.is_decode() {
+        "the answer could not be read".to_string()
+    } else {
+        "the request failed".to_string()
+    }];
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
