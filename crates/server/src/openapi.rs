@@ -38,7 +38,7 @@ pub fn openapi() -> Value {
     let json_body = |name: &str| json!({"required": true, "content": {"application/json": {"schema": schema(name)}}});
     let response = json!({"description": "The run's response envelope.", "content": {
         "application/json": {"schema": schema("Response")},
-        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, run_completed (data: the response)."}}
+        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events run_started (runs on threads: {id, thread_id}), text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, run_completed (data: the response; a stateless paused one carries its signature)."}}
     }});
     let object = |desc: &str| json!({"description": desc, "content": {"application/json": {"schema": {"type": "object"}}}});
     let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
@@ -53,6 +53,10 @@ pub fn openapi() -> Value {
                 "responses": {"200": response, "400": error("Invalid request (the message names the JSON path)"),
                               "401": error("Missing or unknown token"), "404": error("No such thread"),
                               "409": error("The thread is busy with another run"), "413": error("Body too large")}}},
+            "/v1/runs/{id}": {"get": {"operationId": "getRun", "summary": "A run on a thread as stored (also while it runs, and after its client left)",
+                "parameters": id("id"),
+                "responses": {"200": object("{id, thread_id, status (running, requires_approval, completed, failed), messages, output, usage, finish_reason, pending, error, created_at, updated_at}"),
+                              "401": error("Missing or unknown token"), "404": error("No such run")}}},
             "/v1/runs/{id}/decisions": {"post": {"operationId": "decide", "summary": "Decide pending calls; the run resumes",
                 "parameters": id("id"), "requestBody": json_body("DecisionsRequest"),
                 "responses": {"200": response, "400": error("Invalid request or refused decision"), "401": error("Missing or unknown token"),
