@@ -1,0 +1,83 @@
+"""Parlance: an agent runtime on a Rust core.
+
+One canonical conversation format, tools whose arguments are validated
+before they run (by the Rust engine: the model reads the same messages in
+every language), every major model provider, approvals that survive a
+restart, threads in SQLite or PostgreSQL.
+
+    from parlance import Agent, tool
+
+    @tool
+    def get_order(order_id: str) -> dict:
+        \"\"\"Look up one order.\"\"\"
+        return {"order_id": order_id, "status": "shipped"}
+
+    agent = Agent("openai:gpt-4o-mini", instructions="...", tools=[get_order])
+    r = await agent.run("Where is A-1001?")     # or agent.run_sync(...)
+    print(r.text, r.usage, r.status)
+"""
+
+from . import format
+from ._agent import Agent
+from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__
+from ._decisions import Decision, answer, approve, edit, reject
+from ._errors import (
+    ConfigError,
+    DecisionError,
+    FormatError,
+    ParlanceError,
+    RunError,
+    StoreError,
+    ToolError,
+)
+from ._events import (
+    ApprovalRequired,
+    Event,
+    MessageCompleted,
+    RunCompleted,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from ._providers import Anthropic, Gemini, OpenAI, OpenAIResponses, Provider
+from ._tools import Tool, tool
+
+__all__ = [
+    "Agent",
+    "Anthropic",
+    "ApprovalRequest",
+    "ApprovalRequired",
+    "ConfigError",
+    "Decision",
+    "DecisionError",
+    "Event",
+    "FormatError",
+    "Gemini",
+    "MessageCompleted",
+    "Model",
+    "OpenAI",
+    "OpenAIResponses",
+    "ParlanceError",
+    "Provider",
+    "Response",
+    "RunCompleted",
+    "RunError",
+    "RunStream",
+    "StoreError",
+    "TextDelta",
+    "ThinkingDelta",
+    "Tool",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolContext",
+    "ToolError",
+    "Usage",
+    "__version__",
+    "answer",
+    "approve",
+    "edit",
+    "format",
+    "reject",
+    "tool",
+]

@@ -1,0 +1,279 @@
+"""``Agent``: a model, instructions, tools and limits, built once into a
+Rust agent; each run goes to the Rust core, which calls the model, runs
+the tools and loops, with the GIL released while it works."""
+
+from __future__ import annotations
+
+import sys
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Generic,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+    overload,
+)
+
+from . import _core
+from ._core import Model, Response
+from ._decisions import Decision, to_dicts
+from ._errors import ConfigError
+from ._providers import Provider
+from ._schema import output_schema
+from ._tools import Tool
+
+if TYPE_CHECKING:
+    from ._core import RunStream
+
+T = TypeVar("T")
+OnToolException = Literal["return_to_model", "return_generic", "fail"]
+Input = Union[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]
+Turns = Optional[Sequence[Union[Response, Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
+Decisions = Sequence[Union[Decision, Mapping[str, Any]]]
+Paused = Union[Response, Mapping[str, Any], str]
+
+
+def _no_running_loop(what: str) -> None:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(f"{what}() cannot run inside a running event loop; use `await agent.{what[:-5]}(...)`")
+
+
+class Agent(Generic[T]):
+    """An agent: a model, instructions, tools and limits.
+
+    ``model`` is a string (``"anthropic:claude-sonnet-4-5"``,
+    ``"openai:gpt-4o-mini"``...; the key from the provider's variable), a
+    ``Model``, or a model name with ``provider=OpenAI(base_url=...,
+    api_key=...)``. ``tools`` are ``@tool`` functions (plain functions are
+    made tools). ``output_type`` (a pydantic model, dataclass, TypedDict...)
+    makes the final answer JSON satisfying its schema, and ``output`` an
+    instance of it.
+
+    ``on_tool_exception`` says what an unexpected exception in a tool
+    becomes: ``return_to_model`` (the model reads its class and message),
+    ``return_generic`` (the model reads only that the tool failed; the
+    detail stays in the result's artifact, never sent) or ``fail`` (the run
+    raises ``RunError`` with the tool's exception as ``__cause__``).
+    ``ToolError`` always goes back to the model.
+    """
+
+    @overload
+    def __init__(
+        self: "Agent[str]",
+        model: Union[str, Model],
+        *,
+        instructions: Optional[str] = None,
+        tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
+        name: Optional[str] = None,
+        output_type: None = None,
+        provider: Optional[Provider] = None,
+        on_tool_exception: OnToolException = "return_to_model",
+        tool_timeout: float = 60.0,
+        max_model_calls: int = 10,
+        max_invalid_arguments: int = 3,
+        tool_concurrency: Optional[int] = None,
+        model_settings: Optional[Mapping[str, Any]] = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: "Agent[T]",
+        model: Union[str, Model],
+        *,
+        instructions: Optional[str] = None,
+        tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
+        name: Optional[str] = None,
+        output_type: type[T],
+        provider: Optional[Provider] = None,
+        on_tool_exception: OnToolException = "return_to_model",
+        tool_timeout: float = 60.0,
+        max_model_calls: int = 10,
+        max_invalid_arguments: int = 3,
+        tool_concurrency: Optional[int] = None,
+        model_settings: Optional[Mapping[str, Any]] = None,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        model: Union[str, Model],
+        *,
+        instructions: Optional[str] = None,
+        tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
+        name: Optional[str] = None,
+        output_type: Optional[type[Any]] = None,
+        provider: Optional[Provider] = None,
+        on_tool_exception: OnToolException = "return_to_model",
+        tool_timeout: float = 60.0,
+        max_model_calls: int = 10,
+        max_invalid_arguments: int = 3,
+        tool_concurrency: Optional[int] = None,
+        model_settings: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        if provider is not None:
+            if not isinstance(model, str):
+                raise ConfigError("model: with provider=, give the model's name (\"gpt-4o-mini\")")
+            model = provider.model(model)
+        self.tools: List[Tool[Any]] = [t if isinstance(t, Tool) else Tool(t) for t in tools]
+        self.output_type = output_type
+        schema = validate = None
+        if output_type is not None and output_type is not str:
+            out_name, out_schema, validate = output_schema(output_type)
+            schema = (out_name, out_schema)
+        self._core = _core.Agent(
+            model,
+            instructions=instructions,
+            tools=[t._core for t in self.tools],
+            name=name,
+            output_schema=schema,
+            output_type=validate,
+            on_tool_exception=on_tool_exception,
+            tool_timeout=tool_timeout,
+            max_model_calls=max_model_calls,
+            max_invalid_arguments=max_invalid_arguments,
+            tool_concurrency=tool_concurrency,
+            model_settings=dict(model_settings) if model_settings is not None else None,
+        )
+
+    async def run(
+        self,
+        input: Input,
+        *,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        thread_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> Response[T]:
+        """Runs to the end (or to a pause for approval): the ``Response``.
+
+        ``input`` is a string (a user message), a message dict or a list of
+        them; ``turns`` the earlier turns (``Response``s, or their
+        messages); ``deps`` reaches every tool as ``ctx.deps``. A failed run
+        raises ``RunError``.
+        """
+        r: Response[T] = await self._core.run(
+            input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
+        )
+        return r
+
+    def run_sync(
+        self,
+        input: Input,
+        *,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        thread_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> Response[T]:
+        """``run`` without an event loop (not from inside one). ``async def``
+        tools get a loop of their own for the run."""
+        _no_running_loop("run_sync")
+        if self._core.has_async_tools:
+            import asyncio
+
+            return asyncio.run(self.run(input, turns=turns, run_id=run_id, thread_id=thread_id, deps=deps))
+        r: Response[T] = self._core.run_blocking(
+            input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
+        )
+        return r
+
+    def stream(
+        self,
+        input: Input,
+        *,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        thread_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> "RunStream":
+        """The run as events (``async for event in agent.stream(...)``):
+        text deltas, completed messages, tool calls started and finished,
+        approvals required, and last ``RunCompleted`` with the response.
+        Call it inside a running event loop."""
+        return self._core.stream(input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps)
+
+    async def resume(
+        self,
+        paused: Paused,
+        decisions: Decisions,
+        *,
+        turns: Turns = None,
+        deps: Any = None,
+    ) -> Response[T]:
+        """Applies decisions to a paused run (a ``Response``, its dict or
+        its JSON, from this process or any other, Rust included) and goes
+        on. Refused decisions raise ``DecisionError`` and nothing runs;
+        calls left undecided stay pending."""
+        paused_r = _paused(paused)
+        r: Response[T] = await self._core.resume(
+            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
+        )
+        return r
+
+    def resume_sync(
+        self,
+        paused: Paused,
+        decisions: Decisions,
+        *,
+        turns: Turns = None,
+        deps: Any = None,
+    ) -> Response[T]:
+        """``resume`` without an event loop."""
+        _no_running_loop("resume_sync")
+        if self._core.has_async_tools:
+            import asyncio
+
+            return asyncio.run(self.resume(paused, decisions, turns=turns, deps=deps))
+        paused_r = _paused(paused)
+        r: Response[T] = self._core.resume_blocking(
+            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
+        )
+        return r
+
+    def resume_stream(
+        self,
+        paused: Paused,
+        decisions: Decisions,
+        *,
+        turns: Turns = None,
+        deps: Any = None,
+    ) -> "RunStream":
+        """``resume`` as events."""
+        paused_r = _paused(paused)
+        return self._core.resume_stream(
+            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
+        )
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        """The agent's settings, as recorded with each stored run."""
+        s: Dict[str, Any] = self._core.settings
+        return s
+
+    def __repr__(self) -> str:
+        return repr(self._core)
+
+
+def _list(turns: Turns) -> Optional[List[Any]]:
+    return None if turns is None else list(turns)
+
+
+def _paused(paused: Paused) -> Response:
+    if isinstance(paused, Response):
+        return paused
+    if isinstance(paused, str):
+        return Response.from_json(paused)
+    return Response.from_dict(paused)

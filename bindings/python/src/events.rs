@@ -1,0 +1,115 @@
+//! A streamed run as an async iterator of the event classes of
+//! `parlance._events`. A failed run raises `RunError` where
+//! `RunCompleted` would come.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use parlance::{RunEvent, RunStatus};
+use parlance::agent::RunStream;
+use pyo3::exceptions::PyStopAsyncIteration;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyList;
+
+use crate::agent::finish;
+use crate::convert::to_py;
+use crate::response::{PyApprovalRequest, PyResponse};
+use crate::runtime::awaitable;
+use crate::tools::RunCtx;
+
+/// The events of a run, as they happen.
+#[pyclass(module = "parlance", name = "RunStream", frozen)]
+pub struct PyRunStream {
+    stream: Arc<tokio::sync::Mutex<Option<RunStream>>>,
+    ctx: Arc<RunCtx>,
+    output_type: Option<Py<PyAny>>,
+}
+
+impl PyRunStream {
+    pub fn new(stream: RunStream, ctx: Arc<RunCtx>, output_type: Option<Py<PyAny>>) -> Self {
+        PyRunStream {
+            stream: Arc::new(tokio::sync::Mutex::new(Some(stream))),
+            ctx,
+            output_type,
+        }
+    }
+}
+
+fn class<'py>(py: Python<'py>, name: &'static str) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let m = MODULE.get_or_try_init(py, || py.import("parlance._events").map(Bound::unbind))?;
+    m.bind(py).getattr(name)
+}
+
+fn event<'py>(
+    py: Python<'py>,
+    e: RunEvent,
+    ctx: &RunCtx,
+    output_type: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match e {
+        RunEvent::TextDelta(t) => class(py, "TextDelta")?.call1((t,)),
+        RunEvent::ThinkingDelta(t) => class(py, "ThinkingDelta")?.call1((t,)),
+        RunEvent::MessageCompleted(m) => {
+            let v = serde_json::to_value(&m).expect("json");
+            class(py, "MessageCompleted")?.call1((to_py(py, &v)?,))
+        }
+        RunEvent::ToolCallStarted { call_id, name } => {
+            class(py, "ToolCallStarted")?.call1((call_id, name))
+        }
+        RunEvent::ToolCallFinished {
+            call_id,
+            name,
+            status,
+            elapsed,
+        } => class(py, "ToolCallFinished")?.call1((
+            call_id,
+            name,
+            status.as_str(),
+            elapsed.as_secs_f64(),
+        )),
+        RunEvent::ApprovalRequired(requests) => {
+            let list = PyList::empty(py);
+            for r in requests {
+                list.append(Py::new(py, PyApprovalRequest(Arc::new(r)))?)?;
+            }
+            class(py, "ApprovalRequired")?.call1((list,))
+        }
+        RunEvent::RunCompleted(r) => {
+            let failed = r.status == RunStatus::Failed;
+            let response: PyResponse = finish(py, r, ctx, output_type)?;
+            debug_assert!(!failed);
+            class(py, "RunCompleted")?.call1((Py::new(py, response)?,))
+        }
+    }
+}
+
+#[pymethods]
+impl PyRunStream {
+    fn __aiter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stream = Arc::clone(&self.stream);
+        let ctx = Arc::clone(&self.ctx);
+        let output_type = self.output_type.as_ref().map(|t| t.clone_ref(py));
+        awaitable(py, "the run's stream", async move {
+            let mut guard = stream.lock().await;
+            let next = match guard.as_mut() {
+                Some(s) => s.next().await,
+                None => None,
+            };
+            let Some(e) = next else {
+                *guard = None;
+                return Err(PyStopAsyncIteration::new_err(()));
+            };
+            if matches!(e, RunEvent::RunCompleted(_)) {
+                *guard = None;
+            }
+            drop(guard);
+            Python::attach(|py| event(py, e, &ctx, output_type).map(Bound::unbind))
+        })
+    }
+}

@@ -1,0 +1,50 @@
+//! `parlance._core`: the native module of the Python package
+//! (`parlance-ai` on PyPI, imported as `parlance`). It wraps the public
+//! Rust API of the `parlance-ai` crate; the Python side
+//! (`bindings/python/python/parlance`) turns type hints into schemas and
+//! gives the API its Python shape.
+
+mod agent;
+mod call;
+mod convert;
+mod errors;
+mod events;
+mod format;
+mod input;
+mod models;
+mod response;
+mod runtime;
+mod tools;
+
+use pyo3::prelude::*;
+
+/// At most `n` characters of `s`, with an ellipsis when cut (for reprs).
+pub(crate) fn short(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<agent::PyAgent>()?;
+    m.add_class::<tools::PyTool>()?;
+    m.add_class::<tools::PyToolContext>()?;
+    m.add_class::<response::PyResponse>()?;
+    m.add_class::<response::PyUsage>()?;
+    m.add_class::<response::PyApprovalRequest>()?;
+    m.add_class::<events::PyRunStream>()?;
+    m.add_class::<models::PyModel>()?;
+    let fmt = PyModule::new(py, "format")?;
+    fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;
+    fmt.add_function(wrap_pyfunction!(format::canonical, &fmt)?)?;
+    fmt.add_function(wrap_pyfunction!(format::dumps, &fmt)?)?;
+    fmt.add_function(wrap_pyfunction!(format::loads, &fmt)?)?;
+    fmt.add_function(wrap_pyfunction!(format::schema, &fmt)?)?;
+    fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;
+    m.add_submodule(&fmt)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,37 @@
+"""Fixtures: a scripted OpenAI mock on 127.0.0.1 and agents pointed at it.
+
+These tests import the installed wheel (scripts/test-python builds it and
+installs it into a fresh virtual environment), never the source tree."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from typing import Any, Iterator
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from mock_openai import MockOpenAI  # noqa: E402
+
+import parlance  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def pytest_report_header() -> str:
+    return f"parlance {parlance.__version__} from {pathlib.Path(parlance.__file__).parent}"
+
+
+@pytest.fixture
+def mock() -> Iterator[MockOpenAI]:
+    m = MockOpenAI()
+    yield m
+    m.close()
+
+
+def make_agent(mock: MockOpenAI, **kw: Any) -> parlance.Agent[Any]:
+    return parlance.Agent(
+        "gpt-4o-mini", provider=parlance.OpenAI(base_url=mock.url, api_key="sk-test"), **kw
+    )
