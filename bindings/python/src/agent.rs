@@ -39,7 +39,9 @@ fn policy(py: Python<'_>, s: &str) -> PyResult<OnToolException> {
         "fail" => Ok(OnToolException::Fail),
         other => Err(config_error(
             py,
-            format!("on_tool_exception: expected one of return_to_model, return_generic, fail, got {other:?}"),
+            format!(
+                "on_tool_exception: expected one of return_to_model, return_generic, fail, got {other:?}"
+            ),
         )),
     }
 }
@@ -48,7 +50,10 @@ fn seconds(py: Python<'_>, what: &str, s: f64) -> PyResult<Duration> {
     if s.is_finite() && s > 0.0 {
         Ok(Duration::from_secs_f64(s))
     } else {
-        Err(config_error(py, format!("{what}: expected a positive number of seconds, got {s}")))
+        Err(config_error(
+            py,
+            format!("{what}: expected a positive number of seconds, got {s}"),
+        ))
     }
 }
 
@@ -314,7 +319,12 @@ impl PyAgent {
 
     /// The run's context for its tools: with `with_loop`, the running
     /// loop and the caller's context variables (async tools run there).
-    pub fn ctx(&self, py: Python<'_>, deps: Option<Py<PyAny>>, with_loop: bool) -> PyResult<Arc<RunCtx>> {
+    pub fn ctx(
+        &self,
+        py: Python<'_>,
+        deps: Option<Py<PyAny>>,
+        with_loop: bool,
+    ) -> PyResult<Arc<RunCtx>> {
         let (event_loop, context) = if with_loop && self.has_async_tools {
             (
                 Some(running_loop(py, "agent.run()")?.unbind()),
@@ -349,13 +359,17 @@ pub fn finish(
     if response.status != RunStatus::Failed {
         return Ok(PyResponse::new(response, output_type));
     }
-    let error = response.error.clone().unwrap_or_else(|| parlance::RunError {
-        code: "failed".into(),
-        message: "the run failed without saying why".into(),
-        cause: None,
-    });
+    let error = response
+        .error
+        .clone()
+        .unwrap_or_else(|| parlance::RunError {
+            code: "failed".into(),
+            message: "the run failed without saying why".into(),
+            cause: None,
+        });
     let cause = if error.code == "tool_failed" {
-        first_failed_call(&response).and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id))
+        first_failed_call(&response)
+            .and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id))
     } else {
         None
     };

@@ -50,7 +50,8 @@ pub fn from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
 /// enums, dates...
 fn jsonable<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     static HOOK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    HOOK.import(obj.py(), "parlance._json", "jsonable")?.call1((obj,))
+    HOOK.import(obj.py(), "parlance._json", "jsonable")?
+        .call1((obj,))
 }
 
 fn value(obj: &Bound<'_, PyAny>, path: &mut String, fallback: bool) -> PyResult<Value> {
@@ -76,9 +77,9 @@ fn value(obj: &Bound<'_, PyAny>, path: &mut String, fallback: bool) -> PyResult<
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let v = f.value();
-        return Number::from_f64(v).map(Value::Number).ok_or_else(|| {
-            PyTypeError::new_err(format!("{path}: {v} is not a JSON number"))
-        });
+        return Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| PyTypeError::new_err(format!("{path}: {v} is not a JSON number")));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
@@ -110,7 +111,11 @@ fn value(obj: &Bound<'_, PyAny>, path: &mut String, fallback: bool) -> PyResult<
         return seq(t.iter(), t.len(), path, fallback);
     }
     if fallback {
-        let at = if path.is_empty() { "(root)".to_string() } else { path.clone() };
+        let at = if path.is_empty() {
+            "(root)".to_string()
+        } else {
+            path.clone()
+        };
         let plain = jsonable(obj)
             .map_err(|e| PyTypeError::new_err(format!("{at}: {}", e.value(obj.py()))))?;
         return value(&plain, path, false);

@@ -24,7 +24,10 @@ class!(decision_error_class, "DecisionError");
 class!(config_error_class, "ConfigError");
 
 /// An instance of `class(args)` as a `PyErr` (or the error making it).
-fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(class: PyResult<&Bound<'py, PyAny>>, args: A) -> PyErr {
+fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(
+    class: PyResult<&Bound<'py, PyAny>>,
+    args: A,
+) -> PyErr {
     match class.and_then(|c| c.call1(args)) {
         Ok(v) => PyErr::from_value(v),
         Err(e) => e,

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use parlance::{RunEvent, RunStatus};
 use parlance::agent::RunStream;
+use parlance::{RunEvent, RunStatus};
 use pyo3::exceptions::PyStopAsyncIteration;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -2,7 +2,9 @@
 //! canonical JSON and its published JSON Schema — the Rust functions
 //! themselves, so Python gets the same results and the same error strings.
 
-use parlance::format::{Conversation, FormatError, ToolSpec, parse_conversation, schema as schemas, to_json};
+use parlance::format::{
+    Conversation, FormatError, ToolSpec, parse_conversation, schema as schemas, to_json,
+};
 use parlance::{Block, Decision, Message, Response, Turn};
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -71,7 +73,11 @@ pub fn validate(py: Python<'_>, value: &Bound<'_, PyAny>, kind: &str) -> PyResul
 /// The canonical form of ``value`` (older shapes read into today's).
 #[pyfunction]
 #[pyo3(signature = (value, kind = "conversation"))]
-pub fn canonical<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, kind: &str) -> PyResult<Bound<'py, PyAny>> {
+pub fn canonical<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    kind: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     let v = from_py(value, "")?;
     let text = canonical_json(py, kind, &v)?;
     let out: Value = serde_json::from_str(&text).expect("canonical JSON reads back");

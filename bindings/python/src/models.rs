@@ -64,7 +64,11 @@ impl PyModel {
                 py,
                 format!(
                     "unknown provider {provider:?} (expected one of: {})",
-                    parlance::providers::PROVIDERS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    parlance::providers::PROVIDERS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         };
@@ -112,10 +116,6 @@ impl PyModel {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Model({}:{})",
-            self.model.provider(),
-            self.model.model_id()
-        )
+        format!("Model({}:{})", self.model.provider(), self.model.model_id())
     }
 }

@@ -54,7 +54,11 @@ impl PyResponse {
 
     /// Reads a response from its canonical dict.
     #[classmethod]
-    fn from_dict(_cls: &Bound<'_, PyType>, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn from_dict(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
         let v = from_py(value, "")?;
         Self::read(py, &v)
     }
@@ -183,7 +187,7 @@ impl PyResponse {
 
 /// Token counts.
 #[pyclass(module = "parlance", name = "Usage", frozen)]
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct PyUsage(pub Usage);
 
 #[pymethods]

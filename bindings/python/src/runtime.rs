@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::channel::oneshot;
+use pyo3::BoundObject;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::panic::PanicException;
-use pyo3::BoundObject;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -139,7 +139,10 @@ where
         };
         Python::attach(|py| {
             let outcome = match outcome {
-                Ok(Ok(v)) => v.into_pyobject(py).map(|b| b.into_any().unbind()).map_err(Into::into),
+                Ok(Ok(v)) => v
+                    .into_pyobject(py)
+                    .map(|b| b.into_any().unbind())
+                    .map_err(Into::into),
                 Ok(Err(e)) => Err(e),
                 Err(panic) => Err(panic_error(&*panic)),
             };
@@ -183,7 +186,9 @@ where
                 }
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(PyRuntimeError::new_err("the run's task ended without a result"));
+                return Err(PyRuntimeError::new_err(
+                    "the run's task ended without a result",
+                ));
             }
         }
     }

@@ -174,7 +174,9 @@ async fn call_async(f: Arc<Py<PyAny>>, name: Arc<str>, args: Value, ctx: ToolCon
         else {
             return Err(ToolFailure::unexpected(
                 "RuntimeError",
-                format!("the async tool {name} needs an event loop: run the agent with `await agent.run(...)`"),
+                format!(
+                    "the async tool {name} needs an event loop: run the agent with `await agent.run(...)`"
+                ),
             ));
         };
         let pyctx = context_obj(py, &ctx, &name, run.as_deref())
@@ -264,7 +266,10 @@ impl PyTool {
             if !(t.is_finite() && t > 0.0) {
                 return Err(config_error(
                     py,
-                    format!("tool {}: timeout must be a positive number of seconds, got {t}", tool.name()),
+                    format!(
+                        "tool {}: timeout must be a positive number of seconds, got {t}",
+                        tool.name()
+                    ),
                 ));
             }
             tool = tool.timeout(Duration::from_secs_f64(t));
@@ -293,11 +298,8 @@ impl PyTool {
                     })
                 });
             }
-            Some(v) => {
-                if v.is_truthy()? {
-                    tool = tool.needs_approval();
-                }
-            }
+            Some(v) if v.is_truthy()? => tool = tool.needs_approval(),
+            Some(_) => {}
         }
         Ok(PyTool { tool, is_async })
     }
