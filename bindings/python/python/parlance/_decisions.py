@@ -33,7 +33,9 @@ class Decision:
         """The canonical dict; a missing digest is the pending request's."""
         digest = self.digest
         if digest is None:
-            digest = next((r.digest for r in pending if r.tool_call_id == self.tool_call_id), "")
+            # A call that is not pending has no digest: the agent's check
+            # then says so ("no pending call has id ...", or already decided).
+            digest = next((r.digest for r in pending if r.tool_call_id == self.tool_call_id), "none")
         out: Dict[str, Any] = {"tool_call_id": self.tool_call_id, "digest": digest, "decision": self.decision}
         if self.arguments is not None:
             out["arguments"] = self.arguments

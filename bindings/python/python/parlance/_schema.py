@@ -135,16 +135,33 @@ def _strip_titles(schema: Any, in_properties: bool = False) -> Any:
     return schema
 
 
+class _Parameters:
+    """The parameters' annotations alone, for ``get_type_hints``."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        inner = inspect.unwrap(func)
+        annotations = dict(getattr(inner, "__annotations__", None) or {})
+        annotations.pop("return", None)
+        self.__annotations__ = annotations
+        self.__globals__ = getattr(inner, "__globals__", {})
+
+
+def _hints(func: Callable[..., Any], name: str) -> Dict[str, Any]:
+    """The resolved type hints of the parameters (the return annotation is
+    not needed, and may name a class only the function's body sees)."""
+    try:
+        return typing.get_type_hints(_Parameters(func), include_extras=True)
+    except Exception as e:  # a forward reference that does not resolve
+        raise ConfigError(f"tool {name}: cannot resolve the type hints: {e}") from e
+
+
 def signature(func: Callable[..., Any], name: str) -> Signature:
     """Reads ``func``'s parameters, type hints and docstring."""
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"tool {name}: cannot read the function's signature: {e}") from e
-    try:
-        hints = typing.get_type_hints(func, include_extras=True)
-    except Exception as e:  # a forward reference that does not resolve
-        raise ConfigError(f"tool {name}: cannot resolve the type hints: {e}") from e
+    hints = _hints(func, name)
     description, param_docs = parse_docstring(inspect.getdoc(func))
 
     context_param = None

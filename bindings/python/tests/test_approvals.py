@@ -1,0 +1,154 @@
+"""Approvals: the four decisions, one at a time or together; refused
+decisions; a needs_approval callable; a paused run stored as JSON and
+resumed by a fresh agent; a paused run written by Rust resumed here (and
+one written here checked in for the Rust test to resume)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List
+
+import pytest
+from conftest import REPO, make_agent
+from mock_openai import after_tools, calls, text
+
+import parlance
+from parlance import DecisionError, Response, answer, approve, edit, reject, tool
+
+ran: List[Dict[str, Any]] = []
+
+
+@tool(needs_approval=True)
+def refund(order_id: str, amount: int) -> str:
+    """Refund an order."""
+    ran.append({"order_id": order_id, "amount": amount})
+    return f"refunded {amount} EUR on {order_id}"
+
+
+FOUR = calls(
+    ("c1", "refund", {"order_id": "A-1", "amount": 10}),
+    ("c2", "refund", {"order_id": "A-2", "amount": 20}),
+    ("c3", "refund", {"order_id": "A-3", "amount": 30}),
+    ("c4", "refund", {"order_id": "A-4", "amount": 40}),
+)
+
+
+def result_of(r: Response[Any], call_id: str) -> Dict[str, Any]:
+    for m in r.messages:
+        for b in m["content"]:
+            if b["type"] == "tool_result" and b["tool_result"]["tool_call_id"] == call_id:
+                res: Dict[str, Any] = b["tool_result"]
+                return res
+    raise AssertionError(f"no result for {call_id}")
+
+
+def test_the_four_decisions(mock: Any) -> None:
+    ran.clear()
+    mock.script = after_tools(FOUR, lambda body: "Done.")
+    agent = make_agent(mock, tools=[refund])
+    paused = agent.run_sync("Refund them")
+    assert paused.status == "requires_approval"
+    assert [p.tool_call_id for p in paused.pending] == ["c1", "c2", "c3", "c4"]
+    assert paused.pending[1].arguments == {"order_id": "A-2", "amount": 20}
+    assert paused.pending[0].digest.startswith("sha256:")
+    assert ran == [], "nothing runs before a decision"
+
+    # A fresh agent, from the stored JSON.
+    stored = paused.to_json()
+    again = make_agent(mock, tools=[refund])
+    r = again.resume_sync(
+        stored,
+        [
+            approve(paused.pending[0]),
+            edit("c2", {"order_id": "A-2", "amount": 15}),
+            reject(paused.pending[2], "too much"),
+            answer("c4", "A manager refunded it by hand."),
+        ],
+    )
+    assert r.status == "completed" and r.text == "Done."
+    assert ran == [{"order_id": "A-1", "amount": 10}, {"order_id": "A-2", "amount": 15}]
+    assert result_of(r, "c1")["approval"] == {"decision": "approved"}
+    assert result_of(r, "c2")["approval"] == {"decision": "edited", "arguments": {"order_id": "A-2", "amount": 15}}
+    assert result_of(r, "c2")["content"] == [{"type": "text", "text": "refunded 15 EUR on A-2"}]
+    assert result_of(r, "c3")["status"] == "rejected"
+    assert result_of(r, "c3")["content"][0]["text"] == "The reviewer rejected this call: too much"
+    assert result_of(r, "c4")["content"] == [{"type": "text", "text": "A manager refunded it by hand."}]
+    # What the model read after the decisions, in call order.
+    sent = [m["content"] for m in mock.requests[-1]["messages"] if m["role"] == "tool"]
+    assert sent == [
+        "refunded 10 EUR on A-1",
+        "refunded 15 EUR on A-2",
+        "The reviewer rejected this call: too much",
+        "A manager refunded it by hand.",
+    ]
+
+
+def test_decisions_one_at_a_time_async(mock: Any) -> None:
+    import asyncio
+
+    mock.script = after_tools(FOUR, lambda body: "Done.")
+    agent = make_agent(mock, tools=[refund])
+
+    async def main() -> Any:
+        paused = await agent.run("Refund them")
+        step = await agent.resume(paused, [approve(paused.pending[0])])
+        assert step.status == "requires_approval"
+        assert [p.tool_call_id for p in step.pending] == ["c2", "c3", "c4"]
+        return await agent.resume(step, [reject(p) for p in step.pending])
+
+    r = asyncio.run(main())
+    assert r.status == "completed"
+
+
+def test_refused_decisions_name_what_is_wrong(mock: Any) -> None:
+    mock.script = after_tools(FOUR, lambda body: "Done.")
+    agent = make_agent(mock, tools=[refund])
+    paused = agent.run_sync("Refund them")
+    with pytest.raises(DecisionError) as e:
+        agent.resume_sync(paused, [approve("nosuch")])
+    assert e.value.path == "decisions[0].tool_call_id"
+    assert 'no pending call has id "nosuch"' in str(e.value)
+    forged = parlance.Decision("c1", "approved", digest="sha256:" + "0" * 64)
+    with pytest.raises(DecisionError) as e:
+        agent.resume_sync(paused, [forged])
+    assert e.value.path == "decisions[0].digest"
+    with pytest.raises(DecisionError) as e:
+        agent.resume_sync(paused, [edit("c1", {"order_id": "A-1", "amount": "ten"})])
+    assert e.value.path == "decisions[0].arguments"
+    assert "amount" in e.value.message
+    with pytest.raises(DecisionError):
+        agent.resume_sync(paused, [approve("c1"), approve("c1")])
+
+
+def test_needs_approval_from_a_function_of_the_arguments(mock: Any) -> None:
+    @tool(needs_approval=lambda args: args["amount"] > 100)
+    def pay(amount: int) -> str:
+        """Pays."""
+        return f"paid {amount}"
+
+    mock.script = after_tools(calls(("c1", "pay", {"amount": 50}), ("c2", "pay", {"amount": 500})), lambda b: "ok")
+    paused = make_agent(mock, tools=[pay]).run_sync("pay")
+    assert paused.status == "requires_approval"
+    assert [p.tool_call_id for p in paused.pending] == ["c2"]
+    assert result_of(paused, "c1")["content"][0]["text"] == "paid 50"
+
+
+def test_a_run_paused_by_rust_resumes_in_python(mock: Any) -> None:
+    ran.clear()
+    stored = (REPO / "testdata" / "python" / "paused-by-rust.json").read_text()
+    mock.script = lambda body: text("Refunded.")
+    agent = make_agent(mock, tools=[refund])
+    r = agent.resume_sync(stored, [approve("call_1")])
+    assert r.status == "completed" and r.id == "run_paused_by_rust"
+    assert ran == [{"order_id": "A-1001", "amount": 20}]
+    assert result_of(r, "call_1")["content"][0]["text"] == "refunded 20 EUR on A-1001"
+
+
+def test_a_run_paused_by_python_is_the_fixture_rust_resumes(mock: Any) -> None:
+    mock.script = after_tools(calls(("call_1", "refund", {"order_id": "A-1001", "amount": 20})), lambda b: "x")
+    paused = make_agent(mock, tools=[refund]).run_sync("Refund 20 EUR on A-1001", run_id="run_paused_by_python")
+    written = paused.to_json(indent=True) + "\n"
+    path = REPO / "testdata" / "python" / "paused-by-python.json"
+    if os.environ.get("PARLANCE_UPDATE_FIXTURES"):
+        path.write_text(written)
+    assert path.read_text() == written, f"{path} drifted: run with PARLANCE_UPDATE_FIXTURES=1 and commit"
