@@ -2,6 +2,8 @@
 //! back, until the model stops, a limit is hit, or a call waits for a
 //! human's decision.
 
+mod retry;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -766,7 +768,14 @@ impl Agent {
                 }
                 slots[*i] = Some(Block::tool_result(report.result));
             }
-            let tool_message = Message::new(Role::Tool, slots.into_iter().flatten().collect());
+            let mut content: Vec<Block> = slots.into_iter().flatten().collect();
+            if fatal.is_some() || over_budget.is_some() {
+                // The run stops here: calls still waiting would never be
+                // decided, and would make the thread unusable.
+                retry::settle(&mut content);
+                pending.clear();
+            }
+            let tool_message = Message::new(Role::Tool, content);
             emit(tx, RunEvent::MessageCompleted(tool_message.clone()));
             if let Err(e) = hooks.commit(Step::Append(&tool_message)).await {
                 return state.failed("store", format!("the step could not be stored: {e}"), None);
@@ -774,14 +783,7 @@ impl Agent {
             state.request.messages.push(tool_message);
 
             if let Some(cause) = fatal {
-                return state.failed(
-                    "tool_failed",
-                    format!(
-                        "tool {} failed: {}: {}",
-                        cause.tool, cause.error_type, cause.message
-                    ),
-                    Some(serde_json::to_value(&cause).expect("json")),
-                );
+                return self.tool_failed(state, cause);
             }
             if let Some(e) = over_budget {
                 return state.failed("invalid_arguments_budget", e.to_string(), None);
@@ -793,6 +795,18 @@ impl Agent {
                 return r;
             }
         }
+    }
+
+    /// The run stops on a tool's unexpected failure (policy `fail`).
+    fn tool_failed(&self, state: &State, cause: crate::FailureCause) -> Response {
+        state.failed(
+            "tool_failed",
+            format!(
+                "tool {} failed: {}: {}",
+                cause.tool, cause.error_type, cause.message
+            ),
+            Some(serde_json::to_value(&cause).expect("json")),
+        )
     }
 
     /// The model stopped: the output is its text, or its JSON value when an
@@ -940,6 +954,9 @@ impl Agent {
                     ),
                 ));
             }
+            if let Some(content) = &d.content {
+                retry::check_answer(content, &path)?;
+            }
             if d.decision == DecisionKind::Edited {
                 let args = d
                     .arguments
@@ -1058,6 +1075,9 @@ impl Agent {
         for (slot, r) in results {
             content[slot] = Block::tool_result(r);
         }
+        if fatal.is_some() {
+            retry::settle(&mut content);
+        }
         let still_pending: Vec<ApprovalRequest> = content
             .iter()
             .filter_map(|b| match b {
@@ -1073,14 +1093,7 @@ impl Agent {
         }
 
         if let Some(cause) = fatal {
-            return state.failed(
-                "tool_failed",
-                format!(
-                    "tool {} failed: {}: {}",
-                    cause.tool, cause.error_type, cause.message
-                ),
-                Some(serde_json::to_value(&cause).expect("json")),
-            );
+            return self.tool_failed(state, cause);
         }
         if !still_pending.is_empty() {
             emit(tx, RunEvent::ApprovalRequired(still_pending.clone()));

@@ -7,6 +7,7 @@ mod interactive;
 mod logging;
 mod model;
 mod options;
+mod threads;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -153,7 +154,7 @@ enum Command {
     /// List, show or delete stored threads.
     Threads {
         #[command(subcommand)]
-        action: ThreadsAction,
+        action: threads::ThreadsAction,
         /// The store (`sqlite://PATH`, a path, or `postgres://...`); default
         /// $PARLANCE_STORE_URL, else ./parlance.db.
         #[arg(long, global = true)]
@@ -172,29 +173,6 @@ enum Command {
         /// Write every schema file into this directory instead.
         #[arg(long)]
         out: Option<String>,
-    },
-}
-
-#[derive(Subcommand)]
-enum ThreadsAction {
-    /// List threads, oldest first.
-    List {
-        /// At most this many.
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// Start after this thread id.
-        #[arg(long)]
-        after: Option<String>,
-    },
-    /// Show a thread's messages and runs.
-    Show {
-        /// The thread id.
-        id: String,
-    },
-    /// Delete a thread with its messages, runs and artifacts.
-    Rm {
-        /// The thread id.
-        id: String,
     },
 }
 
@@ -242,7 +220,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             action,
             store,
             json,
-        } => threads(action, store, json),
+        } => threads::threads(action, store, json),
         Command::Demo { question, store } => {
             let store = store
                 .or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
@@ -490,108 +468,9 @@ Examples:
 Exit status: 0 on success, 1 when the input is not valid (the error names the
 JSON path), 2 on a usage error.";
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))
-}
-
-fn threads(
-    action: ThreadsAction,
-    store: Option<String>,
-    as_json: bool,
-) -> Result<ExitCode, String> {
-    let url = store
-        .or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
-        .unwrap_or_else(|| "./parlance.db".into());
-    runtime()?.block_on(async move {
-        let store = parlance_store::Store::open(&url)
-            .await
-            .map_err(|e| format!("store {url}: {e}"))?;
-        match action {
-            ThreadsAction::List { limit, after } => {
-                let page = store
-                    .list_threads(None, after.as_deref(), limit)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if as_json {
-                    println!("{}", serde_json::to_string_pretty(&page).expect("json"));
-                } else {
-                    for t in &page.items {
-                        println!(
-                            "{}  owner={}  metadata={}",
-                            t.id,
-                            t.owner.as_deref().unwrap_or("-"),
-                            t.metadata
-                        );
-                    }
-                    if let Some(next) = page.next {
-                        println!("(more: --after {next})");
-                    }
-                }
-            }
-            ThreadsAction::Show { id } => {
-                let messages = store
-                    .messages(&id, 0, 100_000)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let runs = store.runs(&id).await.map_err(|e| e.to_string())?;
-                if as_json {
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&json!({"messages": messages, "runs": runs}))
-                            .expect("json")
-                    );
-                } else {
-                    for m in &messages {
-                        println!(
-                            "[{}] {}: {}",
-                            m.seq,
-                            m.message.role.as_str(),
-                            summary(&m.message)
-                        );
-                    }
-                    for r in &runs {
-                        println!("run {} {}", r.id, r.status);
-                    }
-                }
-            }
-            ThreadsAction::Rm { id } => {
-                store.delete_thread(&id).await.map_err(|e| e.to_string())?;
-                if !as_json {
-                    println!("deleted {id}");
-                }
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    })
-}
-
-/// One line per message for people.
-fn summary(m: &Message) -> String {
-    m.content
-        .iter()
-        .map(|b| match b {
-            Block::Text(t) => t.text.clone(),
-            Block::ToolCall { tool_call } => {
-                format!("→ {}({})", tool_call.name, tool_call.arguments)
-            }
-            Block::ToolResult { tool_result } => format!(
-                "← {} [{}] {}",
-                tool_result
-                    .name
-                    .as_deref()
-                    .unwrap_or(&tool_result.tool_call_id),
-                tool_result.status.as_str(),
-                tool_result
-                    .content
-                    .iter()
-                    .filter_map(Block::as_text)
-                    .collect::<String>()
-            ),
-            other => format!("<{}>", other.type_name()),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

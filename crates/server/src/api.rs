@@ -159,6 +159,18 @@ pub struct DecisionsRequest {
     pub stream: bool,
 }
 
+/// `POST /v1/threads/{id}/retry`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryRequest {
+    /// The agent (default: the one that made the failed run).
+    #[serde(default)]
+    pub agent: Option<AgentSpec>,
+    /// Answer with server-sent events.
+    #[serde(default)]
+    pub stream: bool,
+}
+
 /// `POST /v1/threads`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

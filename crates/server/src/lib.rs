@@ -7,6 +7,7 @@
 //! | `POST /v1/runs/{id}/decisions` | decide pending calls; the run resumes (on any server sharing the store) |
 //! | `POST /v1/threads`, `GET /v1/threads` | create, list (the caller's own, paged) |
 //! | `GET /v1/threads/{id}`, `DELETE /v1/threads/{id}` | read (messages, runs; artifacts for operators), delete |
+//! | `POST /v1/threads/{id}/retry` | retry the thread's failed last run |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document (also checked in as `schema/openapi.json`) |
 //! | `GET /healthz` | liveness |
 //!
@@ -151,6 +152,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/threads/{id}",
             get(threads::get_thread).delete(threads::delete_thread),
         )
+        .route("/v1/threads/{id}/retry", post(runs::retry))
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(error::fallback)

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
-use crate::api::{DecisionsRequest, ErrorBody, NewThread, RunRequest};
+use crate::api::{DecisionsRequest, ErrorBody, NewThread, RetryRequest, RunRequest};
 use parlance_format::Response;
 
 /// The document.
@@ -24,6 +24,7 @@ pub fn openapi() -> Value {
     add::<RunRequest>(&mut generator, &mut refs, "RunRequest");
     add::<DecisionsRequest>(&mut generator, &mut refs, "DecisionsRequest");
     add::<NewThread>(&mut generator, &mut refs, "NewThread");
+    add::<RetryRequest>(&mut generator, &mut refs, "RetryRequest");
     add::<ErrorBody>(&mut generator, &mut refs, "ErrorBody");
     add::<Response>(&mut generator, &mut refs, "Response");
     let mut schemas: serde_json::Map<String, Value> =
@@ -74,6 +75,10 @@ pub fn openapi() -> Value {
                 "delete": {"operationId": "deleteThread", "parameters": id("id"),
                            "responses": {"204": {"description": "Deleted with its messages, runs and artifacts"}, "404": error("No such thread"),
                                          "409": error("A run is active on the thread")}}},
+            "/v1/threads/{id}/retry": {"post": {"operationId": "retryThread", "summary": "Retry the thread's failed last run: its failed calls run again (calls that succeeded keep their results), then the run goes on",
+                "parameters": id("id"), "requestBody": {"required": false, "content": {"application/json": {"schema": schema("RetryRequest")}}},
+                "responses": {"200": response, "400": error("Invalid request"), "401": error("Missing or unknown token"),
+                              "404": error("No such thread"), "409": error("The last run did not fail, or the thread is busy")}}},
             "/healthz": {"get": {"operationId": "health", "security": [], "responses": {"200": {"description": "ok"}}}}
         },
         "components": {

@@ -23,8 +23,8 @@ use parlance_store::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
 
 use crate::api::{
-    AppState, DecisionsRequest, RunRequest, agent_for, body, input_messages, outbound,
-    owned_thread, turns,
+    AppState, DecisionsRequest, RetryRequest, RunRequest, agent_for, body, input_messages,
+    outbound, owned_thread, turns,
 };
 use crate::auth::{Principal, principal};
 use crate::error::{ApiError, bad, bad_decision, not_found};
@@ -256,6 +256,44 @@ pub async fn decide(
     }
     let handle = ThreadRunner::new(state.store.clone(), agent)
         .start_resume(&run_id, decisions, req.stream)
+        .await?;
+    detached(state, who, handle, req.stream).await
+}
+
+/// `POST /v1/threads/{id}/retry`: retries the thread's failed last run
+/// (its failed calls run again, then the run goes on; see
+/// `ThreadRunner::retry`). A new run, detached like any run on a thread.
+pub async fn retry(
+    State(state): State<Arc<AppState>>,
+    Path(thread): Path<String>,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<HttpResponse, ApiError> {
+    let who = principal(&state, &headers)?;
+    let req: RetryRequest = match &bytes {
+        Ok(b) if b.is_empty() => RetryRequest::default(),
+        _ => body(bytes)?,
+    };
+    owned_thread(&state, &who, &thread).await?;
+    let agent = match &req.agent {
+        Some(spec) => agent_for(&state, spec, "agent")?,
+        None => {
+            let last = state.store.runs(&thread).await?.pop();
+            let name = last
+                .as_ref()
+                .and_then(|r| r.settings["name"].as_str().map(str::to_string))
+                .ok_or_else(|| {
+                    bad("agent: required (the last run was made by an inline agent, or there is none)")
+                })?;
+            state.agents.get(&name).cloned().ok_or_else(|| {
+                bad(format!(
+                    "agent: the run's agent {name:?} is not configured here"
+                ))
+            })?
+        }
+    };
+    let handle = ThreadRunner::new(state.store.clone(), agent)
+        .start_retry(&thread, req.stream)
         .await?;
     detached(state, who, handle, req.stream).await
 }

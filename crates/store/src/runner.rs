@@ -119,6 +119,7 @@ pub struct ThreadRunner {
 /// What a spawned run does once its thread is claimed.
 enum Work {
     Run(Vec<Message>),
+    Retry,
     Resume {
         earlier: Vec<Message>,
         paused: Box<Response>,
@@ -172,10 +173,38 @@ impl ThreadRunner {
         Ok(self.start(thread, input, true).await?.events())
     }
 
-    /// Runs `thread` again with no new input (after a failed run: the
-    /// history already holds what the model needs).
+    /// Retries the thread's last run, which must have failed: its failed
+    /// calls run again (their new results replace the failed ones, so the
+    /// model never reads the failure), calls that succeeded keep their
+    /// results, and the run goes on; with no failed call (a model error,
+    /// a limit), the model is called again. A new run, detached like any.
     pub async fn retry(&self, thread: &str) -> Result<Response, StoreError> {
-        self.run(thread, Vec::new()).await
+        match self.start_retry(thread, false).await?.outcome().await {
+            Ok(r) => Ok(r),
+            Err(ResumeError::Store(e)) => Err(e),
+            Err(ResumeError::Decision(e)) => unreachable!("a retry takes no decisions: {e}"),
+        }
+    }
+
+    /// Starts [`ThreadRunner::retry`] in its own task.
+    pub async fn start_retry(&self, thread: &str, stream: bool) -> Result<RunHandle, StoreError> {
+        let last = self.store.runs(thread).await?.pop();
+        match last {
+            Some(r) if r.status == RunStatus::Failed.as_str() => {}
+            Some(r) => {
+                return Err(StoreError::Conflict(format!(
+                    "thread {thread}: nothing to retry: its last run {} is {}",
+                    r.id, r.status
+                )));
+            }
+            None => {
+                return Err(StoreError::Conflict(format!(
+                    "thread {thread}: nothing to retry: it has no run"
+                )));
+            }
+        }
+        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
+        Ok(self.spawn(active, Work::Retry, stream))
     }
 
     /// Applies decisions to the run waiting on them — from any process:
@@ -215,10 +244,19 @@ impl ThreadRunner {
                 return Err(e);
             }
         };
-        let split = stored
+        let mut split = stored
             .iter()
             .position(|m| m.run_id.as_deref() == Some(run_id))
             .unwrap_or(stored.len());
+        // A retry that paused owns the tool message it rewrote, not the
+        // assistant message whose calls it holds: take that one too.
+        if stored
+            .get(split)
+            .is_some_and(|m| m.message.role == parlance_format::Role::Tool)
+            && split > 0
+        {
+            split -= 1;
+        }
         let (earlier, this_run) = stored.split_at(split);
         let paused = Response {
             id: Some(run_id.to_string()),
@@ -303,6 +341,21 @@ async fn execute(
                 None => agent.run_with_checkpoint(run_input, checkpoint).await,
                 Some(tx) => {
                     forward(agent.run_stream_with_checkpoint(run_input, checkpoint), tx).await?
+                }
+            }
+        }
+        Work::Retry => {
+            let history = store.history(&run.thread_id).await?;
+            let input = RunInput {
+                input: Vec::new(),
+                turns: vec![Turn { messages: history }],
+                run_id: Some(run.id.clone()),
+                thread_id: Some(run.thread_id.clone()),
+            };
+            match tx {
+                None => agent.retry_with_checkpoint(input, checkpoint).await,
+                Some(tx) => {
+                    forward(agent.retry_stream_with_checkpoint(input, checkpoint), tx).await?
                 }
             }
         }

@@ -392,10 +392,13 @@ impl Store {
         let result = async {
             self.touch(&mut tx, run).await?;
             let seq = self.next_seq(&mut tx, &run.thread_id).await? - 1;
-            sqlx::query(
-                self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
-            )
+            // The message now belongs to the run that rewrote it (a retry
+            // replacing the failed results of an earlier run).
+            sqlx::query(self.q(
+                "UPDATE parlance_messages SET body = ?, run_id = ? WHERE thread_id = ? AND seq = ?",
+            ))
             .bind(self.stored_text(parlance_format::to_json(message)))
+            .bind(&run.id)
             .bind(&run.thread_id)
             .bind(seq)
             .execute(&mut *tx)

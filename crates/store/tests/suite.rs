@@ -248,10 +248,14 @@ async fn a_failed_run_is_retried(store: Store) {
         record.error.as_ref().unwrap()["cause"]["message"],
         "card 4111-1111 declined"
     );
+    // The retry runs the failing call again (it fails again): its result
+    // replaces the first one; nothing is appended.
     let retried = runner.retry(&thread.id).await.unwrap();
-    assert_eq!(retried.status, RunStatus::Completed);
-    assert_eq!(retried.output, json!("The card was declined; try another."));
+    assert_eq!(retried.status, RunStatus::Failed);
+    assert_eq!(retried.error.unwrap().code, "tool_failed");
     assert_eq!(store.runs(&thread.id).await.unwrap().len(), 2);
+    assert_eq!(store.history(&thread.id).await.unwrap().len(), 3);
+    assert_eq!(model.received().len(), 1, "the model was not called again");
 }
 
 async fn a_dead_run_is_taken_over_and_its_thread_repaired(store: Store) {
