@@ -1,0 +1,302 @@
+"use strict";
+// The agent: a model, instructions, tools and limits, built once by the
+// Rust core. `run` and `resume` return promises of a Response; `stream`
+// and `resumeStream` give the run's events as an async iterable. A failed
+// run throws RunError (under `onToolException: "fail"` with the tool's own
+// error as its `cause`).
+
+const native = require("./native.cjs");
+const { ConfigError, RunError, guard, rethrow } = require("./errors.cjs");
+const { Response } = require("./response.cjs");
+const { Model } = require("./model.cjs");
+const { isTool } = require("./tool.cjs");
+const { toJsonSchema, describe } = require("./schema.cjs");
+const { withDigests } = require("./decisions.cjs");
+const dispatch = require("./dispatch.cjs");
+
+const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
+
+/** The earlier turns as JSON text: a Response's text is used as it is. */
+function turnsJson(turns) {
+  if (turns === undefined || turns === null) return undefined;
+  if (!Array.isArray(turns)) {
+    throw new ConfigError(`turns: expected a list of responses or turns, got ${describe(turns)}`);
+  }
+  return `[${turns.map((t) => (t instanceof Response ? t.toString() : JSON.stringify(t))).join(",")}]`;
+}
+
+function pausedJson(paused) {
+  if (paused instanceof Response) return paused.toString();
+  return typeof paused === "string" ? paused : JSON.stringify(paused);
+}
+
+function pendingOf(paused) {
+  if (paused instanceof Response) return paused.pending;
+  try {
+    const v = typeof paused === "string" ? JSON.parse(paused) : paused;
+    return Array.isArray(v?.pending) ? v.pending : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The call whose unexpected failure stopped the run (its error is the cause). */
+function firstFailedCall(doc) {
+  const messages = doc.messages ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== "tool") continue;
+    for (const b of messages[i].content ?? []) {
+      if (b.type === "tool_result" && b.tool_result.status === "tool_failed") return b.tool_result.tool_call_id;
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/** A run's response for the caller: a failed run throws RunError. */
+function finish(text, run) {
+  const response = new Response(text);
+  if (response.status !== "failed") return response;
+  const error = response.error ?? { code: "failed", message: "the run failed without saying why" };
+  let cause;
+  if (error.code === "tool_failed" && run?.failures) {
+    const id = firstFailedCall(response.toJSON());
+    if (id !== undefined && run.failures.has(id)) cause = run.failures.get(id);
+  }
+  throw new RunError(error.message, { code: error.code, detail: error.cause ?? null, response, cause });
+}
+
+class Agent {
+  #native;
+  #tools;
+  #keepFailures;
+
+  constructor(options) {
+    if (options === null || typeof options !== "object") {
+      throw new ConfigError(`Agent: expected options {model, instructions?, tools?...}, got ${describe(options)}`);
+    }
+    const {
+      model,
+      instructions,
+      tools = [],
+      name,
+      onToolException = "returnToModel",
+      toolTimeout,
+      maxModelCalls,
+      maxInvalidArguments,
+      toolConcurrency,
+      modelSettings,
+      outputSchema,
+      ...unknown
+    } = options;
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) {
+      throw new ConfigError(
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema)`,
+      );
+    }
+    if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
+    tools.forEach((t, i) => {
+      if (!isTool(t)) throw new ConfigError(`tools[${i}]: expected a tool made by tool({...}), got ${describe(t)}`);
+    });
+    if (!POLICIES.has(onToolException)) {
+      throw new ConfigError(
+        `onToolException: expected one of "returnToModel", "returnGeneric", "fail" (or their snake_case spellings), got ${JSON.stringify(onToolException)}`,
+      );
+    }
+    let nativeModel;
+    if (typeof model === "string") nativeModel = model;
+    else if (model instanceof Model) nativeModel = model._native;
+    else throw new ConfigError(`model: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(model)}`);
+    const settings = {
+      name,
+      instructions,
+      onToolException,
+      toolTimeout,
+      maxModelCalls,
+      maxInvalidArguments,
+      toolConcurrency,
+      modelSettings,
+      outputSchema:
+        outputSchema === undefined
+          ? undefined
+          : {
+              name: outputSchema.name ?? "output",
+              schema: toJsonSchema(outputSchema.schema ?? outputSchema, "outputSchema"),
+            },
+    };
+    this.#tools = tools;
+    this.#keepFailures = onToolException === "fail";
+    this.#native = guard(
+      () =>
+        new native.NativeAgent(
+          JSON.stringify(settings),
+          nativeModel,
+          tools.map((t) => t._def()),
+          dispatch.dispatcher(tools),
+          dispatch.abort,
+          dispatch.approver(tools),
+        ),
+    );
+  }
+
+  /** The agent's tools. */
+  get tools() {
+    return this.#tools;
+  }
+
+  /** The agent's settings as recorded with each run. */
+  get settings() {
+    return JSON.parse(this.#native.settings);
+  }
+
+  /**
+   * Runs the agent on `input` (a string, a message, or messages). Options:
+   * `turns` (earlier responses or turns), `runId`, `threadId`, `deps` (handed
+   * to every tool as `ctx.deps`).
+   */
+  async run(input, options = {}) {
+    const { turns, runId, threadId, deps } = options;
+    const tag = dispatch.beginRun(deps, this.#keepFailures);
+    try {
+      const text = await guard(() =>
+        this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId),
+      ).catch(rethrow);
+      return finish(text, dispatch.endRun(tag));
+    } finally {
+      dispatch.endRun(tag);
+    }
+  }
+
+  /** The run as events (`for await (const e of agent.stream(input))`). */
+  stream(input, options = {}) {
+    const { turns, runId, threadId, deps } = options;
+    const tag = dispatch.beginRun(deps, this.#keepFailures);
+    try {
+      const s = guard(() => this.#native.stream(tag, JSON.stringify(input), turnsJson(turns), runId, threadId));
+      return new RunStream(s, tag);
+    } catch (e) {
+      dispatch.endRun(tag);
+      throw e;
+    }
+  }
+
+  /**
+   * Applies decisions to a paused run and goes on: `approve(request)`,
+   * `edit(request, args)`, `reject(request, why)`, `answer(request, content)`.
+   * `paused` is the paused Response, its JSON text or its object. Refused
+   * decisions throw DecisionError and nothing runs.
+   */
+  async resume(paused, decisions, options = {}) {
+    const { turns, deps } = options;
+    const tag = dispatch.beginRun(deps, this.#keepFailures);
+    try {
+      const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
+      const text = await guard(() => this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns))).catch(
+        rethrow,
+      );
+      return finish(text, dispatch.endRun(tag));
+    } finally {
+      dispatch.endRun(tag);
+    }
+  }
+
+  /** `resume` as events. */
+  resumeStream(paused, decisions, options = {}) {
+    const { turns, deps } = options;
+    const tag = dispatch.beginRun(deps, this.#keepFailures);
+    try {
+      const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
+      const s = guard(() => this.#native.resumeStream(tag, pausedJson(paused), d, turnsJson(turns)));
+      return new RunStream(s, tag);
+    } catch (e) {
+      dispatch.endRun(tag);
+      throw e;
+    }
+  }
+
+  /** @internal The native agent (runs on threads). */
+  get _native() {
+    return this.#native;
+  }
+  /** @internal */
+  get _keepFailures() {
+    return this.#keepFailures;
+  }
+}
+
+/**
+ * A run's events, as they happen: `text_delta`, `thinking_delta`, `message`,
+ * `tool_call_started`, `tool_call_finished`, `approval_required`, and last
+ * `run_completed` with the Response. A failed run throws RunError where
+ * `run_completed` would come. Breaking out of the loop does not stop the
+ * run: it finishes, so that what it stores stays consistent.
+ */
+class RunStream {
+  #native;
+  #tag;
+  #done = false;
+
+  constructor(nativeStream, tag) {
+    this.#native = nativeStream;
+    this.#tag = tag;
+  }
+
+  async next() {
+    if (this.#done) return { done: true, value: undefined };
+    let text;
+    try {
+      text = await this.#native.next().catch(rethrow);
+    } catch (e) {
+      this.#close();
+      throw e;
+    }
+    if (text === null || text === undefined) {
+      this.#close();
+      return { done: true, value: undefined };
+    }
+    if (text.startsWith('{"type":"run_completed"')) {
+      const run = dispatch.endRun(this.#tag);
+      this.#done = true;
+      const responseText = text.slice('{"type":"run_completed","response":'.length, -1);
+      return { done: false, value: { type: "run_completed", response: finish(responseText, run) } };
+    }
+    return { done: false, value: JSON.parse(text) };
+  }
+
+  /** Leaving the loop early: the run goes on; its events are read to the end in the background. */
+  async return() {
+    if (!this.#done) {
+      this.#done = true;
+      const drain = async () => {
+        try {
+          while ((await this.#native.next()) != null);
+        } catch {
+          // The run's end is stored or reported elsewhere; nobody listens here.
+        }
+        dispatch.endRun(this.#tag);
+      };
+      drain();
+    }
+    return { done: true, value: undefined };
+  }
+
+  #close() {
+    this.#done = true;
+    dispatch.endRun(this.#tag);
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Skips to the end: the final Response (throws RunError for a failed run). */
+  async response() {
+    for await (const e of this) {
+      if (e.type === "run_completed") return e.response;
+    }
+    throw new RunError("the run ended without a response", { code: "run_aborted" });
+  }
+}
+
+module.exports = { Agent, RunStream, finish };

@@ -1,0 +1,125 @@
+"use strict";
+// Runs the tool functions on Node's main thread for the Rust engine (see
+// bindings/node/src/host.rs). The engine validated the arguments; here
+// the function is called (sync or async alike), and its outcome handed back
+// with `native.complete`. These host functions must never throw: a throw
+// in a thread-safe call would end the process, so everything is caught.
+
+const native = require("./native.cjs");
+const { isToolError } = require("./errors.cjs");
+
+/** Runs in flight, by tag: their `deps`, and failed tools' errors under `fail`. */
+const runs = new Map();
+let nextTag = 1;
+/** Calls in flight, by token: their AbortController. */
+const calls = new Map();
+
+/** Registers a run; returns its tag. */
+function beginRun(deps, keepFailures) {
+  const tag = nextTag;
+  nextTag = nextTag >= 0xfffffff0 ? 1 : nextTag + 1;
+  runs.set(tag, { deps, failures: keepFailures ? new Map() : null });
+  return tag;
+}
+
+/** Forgets a run; returns what it kept. */
+function endRun(tag) {
+  const run = runs.get(tag);
+  runs.delete(tag);
+  return run;
+}
+
+function ok(token, value) {
+  calls.delete(token);
+  let text;
+  try {
+    text = value === undefined || value === null ? undefined : JSON.stringify(value);
+  } catch (e) {
+    native.complete(token, 2, `the tool's return value cannot be written as JSON: ${e?.message ?? e}`, "TypeError");
+    return;
+  }
+  native.complete(token, 0, text, undefined);
+}
+
+function failed(token, run, callId, e) {
+  calls.delete(token);
+  if (isToolError(e)) {
+    native.complete(token, 1, String(e.message ?? ""), undefined);
+    return;
+  }
+  run?.failures?.set(callId, e);
+  const isError = e instanceof Error || (e !== null && typeof e === "object" && typeof e.message === "string");
+  const name = isError ? String(e.name ?? e.constructor?.name ?? "Error") : "Error";
+  const message = isError ? String(e.message) : String(e);
+  native.complete(token, 2, message, name);
+}
+
+/** The dispatcher of an agent's tools (`tools[index]`). */
+function dispatcher(tools) {
+  // The native module hands the arguments over as one array.
+  return function call([tag, index, token, argsJson, runId, threadId, callId, remainingMs]) {
+    const run = runs.get(tag);
+    try {
+      const t = tools[index];
+      const controller = new AbortController();
+      calls.set(token, controller);
+      const ctx = {
+        toolName: t.name,
+        callId,
+        runId,
+        threadId: threadId ?? undefined,
+        abortSignal: controller.signal,
+        deadline: Date.now() + remainingMs,
+        deps: run?.deps,
+      };
+      const out = t.execute(JSON.parse(argsJson), ctx);
+      if (out !== null && typeof out === "object" && typeof out.then === "function") {
+        out.then(
+          (v) => ok(token, v),
+          (e) => failed(token, run, callId, e),
+        );
+      } else {
+        ok(token, out);
+      }
+    } catch (e) {
+      try {
+        failed(token, run, callId, e);
+      } catch {
+        // Nothing is left to report to (the call was dropped meanwhile).
+      }
+    }
+  };
+}
+
+/** Aborts a call the engine gave up on (its timeout passed, or its run stopped). */
+function abort(token) {
+  const controller = calls.get(token);
+  if (controller === undefined) return;
+  calls.delete(token);
+  try {
+    controller.abort(new DOMException("the tool call was cancelled: it timed out or its run stopped", "AbortError"));
+  } catch {
+    // An abort listener threw: nothing to do about it here.
+  }
+}
+
+/** The `needsApproval` check of an agent's tools: a failing check waits for a human. */
+function approver(tools) {
+  return function approve(args) {
+    const [index, argsJson] = args;
+    const t = tools[index];
+    try {
+      const v = t.needsApproval(JSON.parse(argsJson));
+      if (typeof v?.then === "function") {
+        process.emitWarning(`parlance: the needsApproval check of ${t.name} returned a promise (it must return a boolean); the call waits for approval`);
+        return true;
+      }
+      return Boolean(v);
+    } catch (e) {
+      process.emitWarning(`parlance: the needsApproval check of ${t.name} threw (${e?.message ?? e}); the call waits for approval`);
+      return true;
+    }
+  };
+}
+
+module.exports = { beginRun, endRun, dispatcher, abort, approver };

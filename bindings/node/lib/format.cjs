@@ -1,0 +1,41 @@
+"use strict";
+// The canonical format from JavaScript: the Rust readers themselves (same
+// results, same error strings as Rust and Python), the published JSON
+// Schema, and conversion between the canonical format and providers' wire
+// formats.
+
+const native = require("./native.cjs");
+const { guard } = require("./errors.cjs");
+
+function text(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * The canonical form of `value` (a parsed value, or JSON text) read as
+ * `kind`: conversation (default), message, block, response, turn,
+ * decision, tool_spec. Older shapes are read into today's. Throws
+ * FormatError naming the JSON path of the first problem.
+ */
+function canonical(value, kind = "conversation") {
+  return JSON.parse(guard(() => native.canonical(kind, text(value))));
+}
+
+/** Checks `value` as a `kind` document; throws FormatError when it is not canonical. */
+function validate(value, kind = "conversation") {
+  guard(() => native.canonical(kind, text(value)));
+}
+
+/** The canonical JSON text of `value`, byte-identical to the Rust core's. */
+function stringify(value, kind = "conversation") {
+  return guard(() => native.canonical(kind, text(value)));
+}
+
+/** A published JSON Schema: message (default), content-block, tool-spec, response, decision. */
+function schema(name = "message") {
+  return JSON.parse(guard(() => native.schema(name)));
+}
+
+const FORMAT_VERSION = native.formatVersion();
+
+module.exports = { canonical, validate, stringify, schema, FORMAT_VERSION };

@@ -1,0 +1,33 @@
+"use strict";
+// parlance-ai: the agent runtime of Parlance from TypeScript and
+// JavaScript, on its Rust core. See docs/node.md in the repository.
+
+const { Agent, RunStream } = require("./agent.cjs");
+const { tool } = require("./tool.cjs");
+const { Model } = require("./model.cjs");
+const { Response } = require("./response.cjs");
+const { approve, edit, reject, answer } = require("./decisions.cjs");
+const errors = require("./errors.cjs");
+const format = require("./format.cjs");
+const native = require("./native.cjs");
+
+module.exports = {
+  Agent,
+  RunStream,
+  tool,
+  Model,
+  Response,
+  approve,
+  edit,
+  reject,
+  answer,
+  format,
+  ToolError: errors.ToolError,
+  ParlanceError: errors.ParlanceError,
+  RunError: errors.RunError,
+  FormatError: errors.FormatError,
+  DecisionError: errors.DecisionError,
+  ConfigError: errors.ConfigError,
+  StoreError: errors.StoreError,
+  version: native.version(),
+};

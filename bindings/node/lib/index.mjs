@@ -1,0 +1,25 @@
+// The ES module entry point: the same objects as the CommonJS one (one
+// copy of each class, so `instanceof` holds whichever way it was loaded).
+import cjs from "./index.cjs";
+
+export const {
+  Agent,
+  RunStream,
+  tool,
+  Model,
+  Response,
+  approve,
+  edit,
+  reject,
+  answer,
+  format,
+  ToolError,
+  ParlanceError,
+  RunError,
+  FormatError,
+  DecisionError,
+  ConfigError,
+  StoreError,
+  version,
+} = cjs;
+export default cjs;

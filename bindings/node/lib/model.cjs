@@ -1,0 +1,51 @@
+"use strict";
+// Models: from a string ("openai:gpt-4o-mini"), or with settings of your
+// own (base URL, key, headers, user agent, timeouts).
+
+const native = require("./native.cjs");
+const { ConfigError, guard } = require("./errors.cjs");
+const { describe } = require("./schema.cjs");
+
+const SETTINGS = ["baseURL", "apiKey", "apiKeyEnv", "headers", "userAgent", "connectTimeout", "firstByteTimeout", "idleTimeout"];
+
+class Model {
+  #native;
+
+  /**
+   * `spec`: "openai:gpt-4o-mini", "openai-responses:gpt-5",
+   * "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash". The key comes
+   * from `settings.apiKey` or the provider's variable (OPENAI_API_KEY...):
+   * a missing one is a ConfigError here, before any request.
+   */
+  constructor(spec, settings) {
+    if (typeof spec !== "string") {
+      throw new ConfigError(`Model: expected a model string ("openai:gpt-4o-mini"), got ${describe(spec)}`);
+    }
+    if (settings !== undefined) {
+      if (settings === null || typeof settings !== "object") {
+        throw new ConfigError(`Model ${spec}: settings: expected an object, got ${describe(settings)}`);
+      }
+      for (const k of Object.keys(settings)) {
+        if (!SETTINGS.includes(k)) {
+          throw new ConfigError(`Model ${spec}: unknown setting ${JSON.stringify(k)} (expected one of: ${SETTINGS.join(", ")})`);
+        }
+      }
+    }
+    this.#native = guard(() => new native.NativeModel(spec, settings));
+  }
+
+  /** The provider's name (`openai`, `anthropic`...). */
+  get provider() {
+    return this.#native.provider;
+  }
+  /** The model's id. */
+  get modelId() {
+    return this.#native.modelId;
+  }
+  /** @internal */
+  get _native() {
+    return this.#native;
+  }
+}
+
+module.exports = { Model };

@@ -1,0 +1,96 @@
+"use strict";
+// A run's response over its canonical JSON text, as the Rust core wrote
+// it: nothing is parsed until it is read, and `toString()` is that text,
+// byte for byte (what Rust and Python write for the same response).
+
+const native = require("./native.cjs");
+const { guard } = require("./errors.cjs");
+
+class Response {
+  #text;
+  #doc;
+
+  /** @internal From the canonical text; use `Response.fromJSON` for yours. */
+  constructor(text) {
+    this.#text = text;
+  }
+
+  /**
+   * Reads a response from canonical JSON (text or a parsed value), strictly:
+   * anything unknown or malformed is a FormatError naming its path.
+   */
+  static fromJSON(value) {
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    return new Response(guard(() => native.canonical("response", text)));
+  }
+
+  get #d() {
+    return (this.#doc ??= JSON.parse(this.#text));
+  }
+
+  /** The run's id. */
+  get id() {
+    return this.#d.id ?? undefined;
+  }
+  /** The thread the run belongs to, if any. */
+  get threadId() {
+    return this.#d.thread_id ?? undefined;
+  }
+  /** `completed`, `requires_approval` or `failed`. */
+  get status() {
+    return this.#d.status;
+  }
+  /** This run's messages (the input, the assistant's, the tools'), canonical. */
+  get messages() {
+    return this.#d.messages;
+  }
+  /** The final output: the answer's text, or the JSON value with an output schema. */
+  get output() {
+    return this.#d.output ?? null;
+  }
+  /** The answer as text (structured output written as JSON; empty unless completed). */
+  get text() {
+    const o = this.#d.output;
+    if (o === null || o === undefined) return "";
+    return typeof o === "string" ? o : JSON.stringify(o);
+  }
+  /** Token counts summed over the run. */
+  get usage() {
+    const u = this.#d.usage ?? {};
+    const usage = {
+      inputTokens: u.input_tokens ?? 0,
+      outputTokens: u.output_tokens ?? 0,
+      totalTokens: (u.input_tokens ?? 0) + (u.output_tokens ?? 0),
+      cachedTokens: u.cached_tokens ?? 0,
+    };
+    if (u.cache_write_tokens != null) usage.cacheWriteTokens = u.cache_write_tokens;
+    if (u.reasoning_tokens != null) usage.reasoningTokens = u.reasoning_tokens;
+    return usage;
+  }
+  /** Why the model stopped, when it said. */
+  get finishReason() {
+    return this.#d.finish_reason ?? undefined;
+  }
+  /** The calls waiting for a decision (status `requires_approval`). */
+  get pending() {
+    return this.#d.pending ?? [];
+  }
+  /** Why the run failed: `{code, message, cause}`. */
+  get error() {
+    return this.#d.error ?? undefined;
+  }
+  /** The canonical object (what `JSON.stringify(response)` writes). */
+  toJSON() {
+    return JSON.parse(this.#text);
+  }
+  /** The canonical JSON text, byte-identical to the Rust core's. */
+  toString() {
+    return this.#text;
+  }
+  [Symbol.for("nodejs.util.inspect.custom")]() {
+    const t = this.text;
+    return `Response { id: ${JSON.stringify(this.id ?? "")}, status: ${JSON.stringify(this.status)}, text: ${JSON.stringify(t.length > 60 ? `${t.slice(0, 60)}…` : t)} }`;
+  }
+}
+
+module.exports = { Response };

@@ -1,0 +1,71 @@
+"use strict";
+// A tool's parameters as the JSON Schema the Rust engine validates with:
+// a JSON Schema object as it is, or a Standard Schema (zod 4, ArkType,
+// Valibot...) converted through its Standard JSON Schema interface
+// (`~standard.jsonSchema`). Validation itself happens in the engine, so
+// the model reads the Rust messages whatever library wrote the schema.
+
+const { ConfigError } = require("./errors.cjs");
+
+function isPlainObject(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** Zod 4 releases before Standard JSON Schema: its own converter. */
+function zodFallback(schema) {
+  try {
+    // Resolved from the user's installation (zod is an optional peer).
+    const core = require("zod/v4/core");
+    return core.toJSONSchema(schema, { target: "draft-2020-12", io: "input" });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The JSON Schema of `parameters` (`what` names it in errors), without the
+ * `$schema` key no provider wants in a tool's parameters.
+ */
+function toJsonSchema(parameters, what) {
+  let schema;
+  const std = parameters?.["~standard"];
+  if (std !== undefined) {
+    if (typeof std.jsonSchema?.input === "function") {
+      try {
+        schema = std.jsonSchema.input({ target: "draft-2020-12" });
+      } catch (e) {
+        throw new ConfigError(`${what}: the ${std.vendor} schema cannot be written as JSON Schema: ${e?.message ?? e}`);
+      }
+    } else if (std.vendor === "zod") {
+      schema = zodFallback(parameters);
+    }
+    if (schema === undefined) {
+      throw new ConfigError(
+        `${what}: this ${std.vendor ?? "Standard"} schema has no JSON Schema form (~standard.jsonSchema); ` +
+          "use zod 4.2 or later, or pass a JSON Schema object",
+      );
+    }
+  } else if (isPlainObject(parameters)) {
+    schema = parameters;
+  } else {
+    throw new ConfigError(
+      `${what}: expected a JSON Schema object or a Standard Schema (zod 4), got ${describe(parameters)}`,
+    );
+  }
+  if (!isPlainObject(schema)) {
+    throw new ConfigError(`${what}: expected a JSON Schema object, got ${describe(schema)}`);
+  }
+  if ("$schema" in schema) {
+    const { $schema, ...rest } = schema;
+    return rest;
+  }
+  return schema;
+}
+
+function describe(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  return typeof v === "string" ? `string ${JSON.stringify(v)}` : typeof v;
+}
+
+module.exports = { toJsonSchema, describe };

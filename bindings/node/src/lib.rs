@@ -1,0 +1,26 @@
+//! The native module of the npm package `parlance-ai`. It wraps the public
+//! Rust API of the `parlance-ai` crate; the package's JavaScript
+//! (`bindings/node/lib`) gives it its TypeScript shape, and owns the tool
+//! functions, which run on Node's main thread (see `host.rs`). Everything
+//! else — the run loop, validation, providers, the store — runs on the
+//! runtime's worker threads, and every call that waits returns a promise.
+
+// Public so that the exported functions count as used in every build
+// (napi registers them at load time, which the compiler cannot see).
+pub mod agent;
+pub mod errors;
+pub mod format;
+pub mod host;
+pub mod input;
+pub mod models;
+pub mod stream;
+
+pub use agent::{NativeAgent, ToolDef};
+pub use models::NativeModel;
+pub use stream::NativeStream;
+
+/// The crate's version (the package's).
+#[napi_derive::napi]
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
