@@ -20,6 +20,7 @@ use crate::prompt::{Shape, chat, shape};
 use crate::repetition::{Loop, LoopGuard};
 use crate::salvage::salvage;
 use crate::sampling::Settings;
+use crate::stops::Stops;
 
 /// The token budget when a request sets none.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
@@ -168,6 +169,8 @@ impl Engine {
         let mut emitted = 0;
         let mut n = tokens.len() as i32;
         let mut finished = false;
+        let stops = Stops::new(&req.options.stop, &self.params);
+        let mut stopped = false;
         while ends.len() < max_new {
             // `sample` also accepts the token (grammar and penalty state).
             let token = sampler.sample(&ctx, batch.n_tokens() - 1);
@@ -175,8 +178,14 @@ impl Engine {
                 finished = true;
                 break;
             }
+            let before = out.len();
             out.extend(vocab.token_to_piece(token, false, None));
             ends.push(out.len());
+            if let Some(at) = stops.find(&out, before) {
+                out.truncate(at);
+                (finished, stopped) = (true, true);
+                break;
+            }
             if settings.loop_guard
                 && let Some(l) = guard.push(token.0)
             {
@@ -184,8 +193,10 @@ impl Engine {
                 break;
             }
             if shape == Shape::Text {
-                // Hand over only complete UTF-8.
-                let valid = match std::str::from_utf8(&out[emitted..]) {
+                // Hand over only complete UTF-8, and nothing that may
+                // begin a stop sequence.
+                let safe = stops.safe_len(&out).max(emitted);
+                let valid = match std::str::from_utf8(&out[emitted..safe]) {
                     Ok(s) => s.len(),
                     Err(e) => e.valid_up_to(),
                 };
@@ -200,6 +211,10 @@ impl Engine {
             ctx.decode(&mut batch).map_err(err)?;
         }
         let decode_time = t_decode.elapsed();
+        if shape == Shape::Text && emitted < out.len() {
+            // What was held back for a stop sequence that did not come.
+            on_text(&String::from_utf8_lossy(&out[emitted..]));
+        }
         let generated = ends.len();
         if let Some(l) = looped {
             // Keep the text up to the end of the first copy.
@@ -230,6 +245,7 @@ impl Engine {
         });
         msg.finish_reason_raw = Some(
             match (finished, looped.is_some()) {
+                (true, _) if stopped => "stop_sequence",
                 (true, _) => "eog",
                 (false, true) => "loop",
                 (false, false) => "max_tokens",

@@ -16,6 +16,7 @@ mod prompt;
 mod repetition;
 mod salvage;
 mod sampling;
+mod stops;
 mod threads;
 
 pub use engine::{LocalError, LocalModel};

@@ -60,9 +60,10 @@ impl LoopGuard {
             } else {
                 *run = 0;
             }
-            // The periodic tail: `run` tokens that repeat, plus the first copy.
+            // The periodic tail: `run` tokens that repeat, plus the first
+            // copy (with no repeat, `span` is `p`: under three copies).
             let span = *run + p;
-            if found.is_none() && *run > 0 && span >= MIN_SPAN && span >= p * MIN_REPEATS {
+            if found.is_none() && span >= MIN_SPAN && span >= p * MIN_REPEATS {
                 found = Some(Loop {
                     period: p,
                     repeats: span / p,

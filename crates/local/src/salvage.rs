@@ -37,7 +37,7 @@ fn open_state(prefix: &str) -> (Vec<char>, bool) {
 
 /// The prefix closed into a JSON document, if it parses.
 fn close(prefix: &str) -> Option<Value> {
-    let mut p = prefix.trim_end().to_string();
+    let mut p = prefix.to_string();
     let (_, in_string) = open_state(&p);
     if in_string {
         // A dangling escape cannot be closed.
@@ -45,11 +45,6 @@ fn close(prefix: &str) -> Option<Value> {
             p.pop();
         }
         p.push('"');
-    } else {
-        while p.ends_with(',') || p.ends_with(':') {
-            p.pop();
-            p = p.trim_end().to_string();
-        }
     }
     let (stack, _) = open_state(&p);
     p.extend(stack.iter().rev());
@@ -98,7 +93,7 @@ pub fn salvage(text: &str) -> Option<Value> {
             '}' | ']' => {
                 depth = depth.saturating_sub(1);
                 if c == '}' && depth == 2 {
-                    ends.push(i + 1);
+                    ends.push(i);
                 }
             }
             _ => {}
@@ -106,7 +101,7 @@ pub fn salvage(text: &str) -> Option<Value> {
     }
     ends.iter()
         .rev()
-        .filter_map(|&i| close(&t[..i]))
+        .filter_map(|&i| close(&t[..=i]))
         .find(usable_calls)
 }
 
@@ -163,6 +158,58 @@ mod tests {
             None
         );
         assert_eq!(salvage(r#"{"tool_calls": ["#), None);
+    }
+
+    #[test]
+    fn a_call_cut_inside_nested_arguments_is_dropped() {
+        let first = r#"{"name": "a", "arguments": {"n": 12}}"#;
+        let want = json!({"tool_calls": [{"name": "a", "arguments": {"n": 12}}]});
+        // The second call's "q" object closed, but not its arguments.
+        let cut = format!(
+            r#"{{"tool_calls": [{first}, {{"name": "b", "arguments": {{"q": {{"r": 1}}, "s""#
+        );
+        assert_eq!(salvage(&cut), Some(want.clone()));
+        let cut = format!(
+            r#"{{"tool_calls": [{first}, {{"name": "b", "arguments": {{"q": [{{"r": 1}}], "s""#
+        );
+        assert_eq!(salvage(&cut), Some(want));
+    }
+
+    #[test]
+    fn braces_and_quotes_inside_strings_do_not_end_calls() {
+        let first = r#"{"name": "say", "arguments": {"text": "a } \" } b"}}"#;
+        let want = json!({"tool_calls": [{"name": "say", "arguments": {"text": "a } \" } b"}}]});
+        assert_eq!(
+            salvage(&format!(r#"{{"tool_calls": [{first}, {{"na"#)),
+            Some(want.clone())
+        );
+        // A cut inside such a string keeps nothing of that call.
+        let cut = format!(
+            r#"{{"tool_calls": [{first}, {{"name": "say", "arguments": {{"text": "x }} \" }}"#
+        );
+        assert_eq!(salvage(&cut), Some(want));
+    }
+
+    #[test]
+    fn calls_without_a_name_or_arguments_object_are_not_kept() {
+        assert_eq!(
+            salvage(r#"{"tool_calls": [{"name": 1, "arguments": {}}, {"#),
+            None
+        );
+        assert_eq!(salvage(r#"{"tool_calls": [{"arguments": {}}, {"#), None);
+        assert_eq!(
+            salvage(r#"{"tool_calls": [{"name": "x", "arguments": 3}, {"#),
+            None
+        );
+        assert_eq!(salvage(r#"{"tool_calls": [{"name": "x"}, {"#), None);
+        assert_eq!(
+            salvage(
+                r#"{"tool_calls": [{"name": "x", "arguments": {}}, {"name": "y", "arguments": 3}, {"#
+            ),
+            Some(json!({"tool_calls": [{"name": "x", "arguments": {}}]})),
+            "up to the last whole call"
+        );
+        assert_eq!(salvage(r#"{"answer": "a", "#), None);
     }
 
     #[test]

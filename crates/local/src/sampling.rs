@@ -211,54 +211,97 @@ impl Settings {
         self.temperature <= 0.0
     }
 
-    /// The llama.cpp sampler chain. With a grammar the reply is a JSON
+    /// The steps of the sampler chain. With a grammar the reply is a JSON
     /// document whose shape the grammar fixes: it is decoded greedily and
     /// without penalties (a penalty on `"` or `:` would only fight the
     /// grammar). Otherwise: the repeat penalty, then greedy, or top-k,
-    /// top-p, min-p, temperature and a seeded draw, in llama.cpp's order.
-    pub fn chain(
-        &self,
-        model: &LlamaModel,
-        grammar: Option<LlamaSampler>,
-        n_ctx: u32,
-    ) -> LlamaSampler {
-        let mut samplers = Vec::new();
-        if let Some(g) = grammar {
-            samplers.push(g);
-            samplers.push(LlamaSampler::greedy());
-            return LlamaSampler::chain_simple(samplers);
+    /// top-p, min-p, temperature and a seeded draw, in llama.cpp's order;
+    /// a step that would change nothing is left out.
+    pub fn plan(&self, grammar: bool, n_ctx: u32) -> Vec<Step> {
+        if grammar {
+            return vec![Step::Grammar, Step::Greedy];
         }
+        let mut steps = Vec::new();
         let last_n = if self.repeat_last_n < 0 {
             n_ctx as i32
         } else {
             self.repeat_last_n
         };
         if self.repeat_penalty != 1.0 && last_n > 0 {
-            samplers.push(LlamaSampler::penalties(
-                model.n_vocab(),
+            steps.push(Step::Penalty {
                 last_n,
-                self.repeat_penalty,
-                0.0,
-                0.0,
-            ));
+                penalty: self.repeat_penalty,
+            });
         }
         if self.greedy() {
-            samplers.push(LlamaSampler::greedy());
-            return LlamaSampler::chain_simple(samplers);
+            steps.push(Step::Greedy);
+            return steps;
         }
         if self.top_k > 0 {
-            samplers.push(LlamaSampler::top_k(self.top_k));
+            steps.push(Step::TopK(self.top_k));
         }
         if self.top_p < 1.0 {
-            samplers.push(LlamaSampler::top_p(self.top_p, 1));
+            steps.push(Step::TopP(self.top_p));
         }
         if self.min_p > 0.0 {
-            samplers.push(LlamaSampler::min_p(self.min_p, 1));
+            steps.push(Step::MinP(self.min_p));
         }
-        samplers.push(LlamaSampler::temp(self.temperature));
-        samplers.push(LlamaSampler::dist(self.seed));
-        LlamaSampler::chain_simple(samplers)
+        steps.push(Step::Temperature(self.temperature));
+        steps.push(Step::Draw(self.seed));
+        steps
     }
+
+    /// The llama.cpp sampler chain of [`Settings::plan`].
+    pub fn chain(
+        &self,
+        model: &LlamaModel,
+        grammar: Option<LlamaSampler>,
+        n_ctx: u32,
+    ) -> LlamaSampler {
+        let steps = self.plan(grammar.is_some(), n_ctx);
+        let mut grammar = grammar;
+        let samplers = steps.into_iter().filter_map(|step| {
+            Some(match step {
+                Step::Grammar => grammar.take()?,
+                Step::Greedy => LlamaSampler::greedy(),
+                Step::Penalty { last_n, penalty } => {
+                    LlamaSampler::penalties(model.n_vocab(), last_n, penalty, 0.0, 0.0)
+                }
+                Step::TopK(k) => LlamaSampler::top_k(k),
+                Step::TopP(p) => LlamaSampler::top_p(p, 1),
+                Step::MinP(p) => LlamaSampler::min_p(p, 1),
+                Step::Temperature(t) => LlamaSampler::temp(t),
+                Step::Draw(seed) => LlamaSampler::dist(seed),
+            })
+        });
+        LlamaSampler::chain_simple(samplers.collect::<Vec<_>>())
+    }
+}
+
+/// One step of the sampler chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// The grammar's constraint.
+    Grammar,
+    /// The repeat penalty over the last tokens.
+    Penalty {
+        /// How many recent tokens.
+        last_n: i32,
+        /// The penalty.
+        penalty: f32,
+    },
+    /// Keep the k most likely tokens.
+    TopK(i32),
+    /// Nucleus sampling.
+    TopP(f32),
+    /// Drop tokens under this share of the most likely one's probability.
+    MinP(f32),
+    /// Scale the logits.
+    Temperature(f32),
+    /// The seeded random draw.
+    Draw(u32),
+    /// The most likely token.
+    Greedy,
 }
 
 /// A seed for a request that gave none (never llama.cpp's "random" marker
@@ -271,7 +314,12 @@ fn random_seed() -> u32 {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos()),
     );
-    (h.finish() % u32::MAX as u64) as u32
+    seed_from(h.finish())
+}
+
+/// A 64-bit random number as a seed below 0xFFFFFFFF.
+fn seed_from(x: u64) -> u32 {
+    (x % u32::MAX as u64) as u32
 }
 
 #[cfg(test)]
@@ -409,6 +457,88 @@ mod tests {
             Settings::resolve(model.as_object().unwrap(), &ModelOptions::default(), 8192).unwrap();
         assert_eq!((s.num_ctx, s.temperature), (None, 0.3));
         assert_ne!(s.seed, u32::MAX);
+    }
+
+    #[test]
+    fn the_chain_is_llama_cpp_s_order_without_steps_that_change_nothing() {
+        let s = Settings {
+            seed: 9,
+            ..Settings::default()
+        };
+        assert_eq!(
+            s.plan(false, 2048),
+            [
+                Step::Penalty {
+                    last_n: 64,
+                    penalty: 1.1
+                },
+                Step::TopK(40),
+                Step::TopP(0.9),
+                Step::MinP(0.05),
+                Step::Temperature(0.8),
+                Step::Draw(9)
+            ]
+        );
+        assert_eq!(
+            s.plan(true, 2048),
+            [Step::Grammar, Step::Greedy],
+            "a grammar: greedy, no penalty"
+        );
+        let off = Settings {
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            repeat_penalty: 1.0,
+            seed: 9,
+            ..Settings::default()
+        };
+        assert_eq!(
+            off.plan(false, 2048),
+            [Step::Temperature(0.8), Step::Draw(9)]
+        );
+        let greedy = Settings {
+            temperature: 0.0,
+            repeat_last_n: -1,
+            ..Settings::default()
+        };
+        assert_eq!(
+            greedy.plan(false, 2048),
+            [
+                Step::Penalty {
+                    last_n: 2048,
+                    penalty: 1.1
+                },
+                Step::Greedy
+            ],
+            "-1: the whole context"
+        );
+        let no_window = Settings {
+            temperature: 0.0,
+            repeat_last_n: 0,
+            ..Settings::default()
+        };
+        assert_eq!(no_window.plan(false, 2048), [Step::Greedy]);
+        let tiny = Settings {
+            temperature: 0.0,
+            repeat_last_n: 1,
+            repeat_penalty: 0.9,
+            ..Settings::default()
+        };
+        assert_eq!(
+            tiny.plan(false, 2048)[0],
+            Step::Penalty {
+                last_n: 1,
+                penalty: 0.9
+            }
+        );
+    }
+
+    #[test]
+    fn seeds_stay_below_the_random_marker() {
+        assert_eq!(seed_from(5), 5);
+        assert_eq!(seed_from(u32::MAX as u64), 0);
+        assert_eq!(seed_from(u32::MAX as u64 + 7), 7);
+        assert_ne!(seed_from(u64::MAX), u32::MAX);
     }
 
     #[test]

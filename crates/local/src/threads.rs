@@ -30,7 +30,12 @@ pub fn physical_cores_in(sys: &Path) -> Option<usize> {
 /// logical CPUs where the topology is unknown.
 pub fn default_threads() -> usize {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    physical_cores_in(Path::new("/sys")).map_or(usable, |p| p.min(usable))
+    threads_for(physical_cores_in(Path::new("/sys")), usable)
+}
+
+/// The physical cores, at most the usable CPUs; those when unknown.
+fn threads_for(physical: Option<usize>, usable: usize) -> usize {
+    physical.map_or(usable, |p| p.min(usable))
 }
 
 #[cfg(test)]
@@ -60,9 +65,14 @@ mod tests {
     }
 
     #[test]
-    fn the_default_is_at_least_one_and_at_most_the_usable_cpus() {
-        let n = default_threads();
-        assert!(n >= 1);
-        assert!(n <= std::thread::available_parallelism().unwrap().get());
+    fn the_default_is_the_physical_cores_within_the_usable_cpus() {
+        assert_eq!(threads_for(Some(4), 2), 2, "a container's quota");
+        assert_eq!(threads_for(Some(2), 4), 2, "hyper-threads");
+        assert_eq!(threads_for(None, 3), 3);
+        let usable = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(
+            default_threads(),
+            threads_for(physical_cores_in(Path::new("/sys")), usable)
+        );
     }
 }

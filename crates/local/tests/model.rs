@@ -155,3 +155,37 @@ fn missing_and_corrupt_files_are_clear_errors() {
         Err(LocalError::Load { .. })
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_sequence_ends_the_answer_before_it() {
+    let Some(model) = model() else { return };
+    let mut req = ModelRequest {
+        messages: vec![Message::user("Tell me about the sea.")],
+        ..Default::default()
+    };
+    req.options.max_tokens = Some(60);
+    req.options.seed = Some(5);
+    req.options.stop = vec![".".into()];
+    let plain = model.generate(&req).await.unwrap();
+    assert_eq!(
+        plain.finish_reason_raw.as_deref(),
+        Some("stop_sequence"),
+        "{plain:?}"
+    );
+    assert_eq!(
+        plain.finish_reason,
+        Some(parlance_format::FinishReason::Stop)
+    );
+    let text = plain.text();
+    assert!(!text.is_empty() && !text.contains('.'), "{text}");
+    // A stream never shows the stop sequence either.
+    let mut stream = model.stream(&req).await.unwrap();
+    let mut streamed = String::new();
+    use futures::StreamExt;
+    while let Some(e) = stream.next().await {
+        if let StreamEvent::TextDelta { text: t, .. } = e.unwrap() {
+            streamed.push_str(&t);
+        }
+    }
+    assert_eq!(streamed.trim(), text);
+}

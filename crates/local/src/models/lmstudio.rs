@@ -27,8 +27,12 @@ pub fn lmstudio_home(home: &Path) -> Option<PathBuf> {
 
 /// The models folder, when LM Studio is installed for this user.
 pub fn models_dir() -> Option<PathBuf> {
-    let home = PathBuf::from(std::env::var_os("HOME")?);
-    let lms = lmstudio_home(&home)?;
+    models_dir_in(&PathBuf::from(std::env::var_os("HOME")?))
+}
+
+/// [`models_dir`] for the user's home directory `home`.
+fn models_dir_in(home: &Path) -> Option<PathBuf> {
+    let lms = lmstudio_home(home)?;
     let moved = std::fs::read_to_string(lms.join("settings.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -125,6 +129,47 @@ mod tests {
             Some(home.join(".lmstudio")),
             "a stale pointer is ignored"
         );
+    }
+
+    #[test]
+    fn the_models_folder_is_the_home_s_unless_moved() {
+        let home = temp("dirs");
+        assert_eq!(models_dir_in(&home), None, "no LM Studio");
+        let lms = home.join(".lmstudio");
+        std::fs::create_dir_all(&lms).unwrap();
+        assert_eq!(models_dir_in(&home), None, "no models folder yet");
+        std::fs::create_dir_all(lms.join("models")).unwrap();
+        assert_eq!(models_dir_in(&home), Some(lms.join("models")));
+        let moved = home.join("disk/models");
+        std::fs::create_dir_all(&moved).unwrap();
+        std::fs::write(
+            lms.join("settings.json"),
+            serde_json::json!({"downloadsFolder": moved}).to_string(),
+        )
+        .unwrap();
+        assert_eq!(models_dir_in(&home), Some(moved));
+        std::fs::write(
+            lms.join("settings.json"),
+            r#"{"downloadsFolder": "/gone/away"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            models_dir_in(&home),
+            Some(lms.join("models")),
+            "a moved folder that is gone"
+        );
+    }
+
+    #[test]
+    fn folders_are_searched_four_levels_deep() {
+        let dir = temp("deep");
+        for rel in ["a/b/c/d/four.gguf", "a/b/c/d/e/five.gguf", "top.gguf"] {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"GGUF....").unwrap();
+        }
+        let names: Vec<String> = list(&dir).into_iter().map(|m| m.name).collect();
+        assert_eq!(names, ["a/b/c/d/four", "top"]);
     }
 
     #[test]

@@ -27,14 +27,23 @@ const DEFAULT_NAMESPACE: &str = "library";
 /// The stores to read: `$OLLAMA_MODELS` alone when set, else the user's
 /// and the Linux service's, those that exist.
 pub fn roots() -> Vec<PathBuf> {
-    if let Some(d) = std::env::var_os("OLLAMA_MODELS").filter(|d| !d.is_empty()) {
-        return vec![PathBuf::from(d)];
+    roots_from(
+        std::env::var_os("OLLAMA_MODELS").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+        cfg!(target_os = "linux"),
+    )
+}
+
+/// [`roots`] from `$OLLAMA_MODELS`, `$HOME` and whether this is Linux.
+fn roots_from(ollama_models: Option<PathBuf>, home: Option<PathBuf>, linux: bool) -> Vec<PathBuf> {
+    if let Some(d) = ollama_models.filter(|d| !d.as_os_str().is_empty()) {
+        return vec![d];
     }
     let mut out = Vec::new();
-    if let Some(home) = std::env::var_os("HOME") {
-        out.push(PathBuf::from(home).join(".ollama/models"));
+    if let Some(home) = home {
+        out.push(home.join(".ollama/models"));
     }
-    if cfg!(target_os = "linux") {
+    if linux {
         out.push(PathBuf::from("/usr/share/ollama/.ollama/models"));
     }
     out.retain(|d| d.join("manifests").is_dir());
@@ -153,6 +162,37 @@ mod tests {
         assert_eq!(
             display_name("hf.co", "bartowski", "x-GGUF", "Q4_K_M"),
             "hf.co/bartowski/x-GGUF:Q4_K_M"
+        );
+    }
+
+    #[test]
+    fn the_store_is_ollama_models_else_the_home_s() {
+        let home =
+            std::env::temp_dir().join(format!("parlance-ollama-home-{}", std::process::id()));
+        let store = home.join(".ollama/models");
+        assert_eq!(
+            roots_from(None, Some(home.clone()), false),
+            Vec::<PathBuf>::new(),
+            "none yet"
+        );
+        std::fs::create_dir_all(store.join("manifests")).unwrap();
+        assert_eq!(roots_from(None, Some(home.clone()), false), vec![store.clone()]);
+        let set = PathBuf::from("/elsewhere");
+        assert_eq!(
+            roots_from(Some(set.clone()), Some(home.clone()), true),
+            [set],
+            "even if missing"
+        );
+        assert_eq!(
+            roots_from(Some(PathBuf::new()), Some(home), false),
+            [store],
+            "empty: unset"
+        );
+        // The Linux service's store counts only when it exists.
+        let linux = roots_from(None, None, true);
+        assert_eq!(
+            linux.is_empty(),
+            !Path::new("/usr/share/ollama/.ollama/models/manifests").is_dir()
         );
     }
 
