@@ -159,8 +159,16 @@ impl ThreadRunner {
         input: Vec<Message>,
         stream: bool,
     ) -> Result<RunHandle, StoreError> {
-        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
-        Ok(self.spawn(active, Work::Run(input), stream))
+        let (store, settings, thread) = (
+            self.store.clone(),
+            self.agent.settings(),
+            thread.to_string(),
+        );
+        let claim = async move {
+            let active = store.begin_run(&thread, &settings).await?;
+            Ok((active, Work::Run(input)))
+        };
+        self.spawn(claim, stream).await
     }
 
     /// [`ThreadRunner::run`] as a stream of events; the last one,
@@ -188,23 +196,20 @@ impl ThreadRunner {
 
     /// Starts [`ThreadRunner::retry`] in its own task.
     pub async fn start_retry(&self, thread: &str, stream: bool) -> Result<RunHandle, StoreError> {
-        let last = self.store.runs(thread).await?.pop();
-        match last {
-            Some(r) if r.status == RunStatus::Failed.as_str() => {}
-            Some(r) => {
-                return Err(StoreError::Conflict(format!(
-                    "thread {thread}: nothing to retry: its last run {} is {}",
-                    r.id, r.status
-                )));
-            }
-            None => {
-                return Err(StoreError::Conflict(format!(
-                    "thread {thread}: nothing to retry: it has no run"
-                )));
-            }
-        }
-        let active = self.store.begin_run(thread, &self.agent.settings()).await?;
-        Ok(self.spawn(active, Work::Retry, stream))
+        let (store, settings, thread) = (
+            self.store.clone(),
+            self.agent.settings(),
+            thread.to_string(),
+        );
+        self.spawn(
+            async move {
+                check_retry(&store, &thread).await?;
+                let active = store.begin_run(&thread, &settings).await?;
+                Ok((active, Work::Retry))
+            },
+            stream,
+        )
+        .await
     }
 
     /// Applies decisions to the run waiting on them — from any process:
@@ -229,59 +234,41 @@ impl ThreadRunner {
         decisions: Vec<Decision>,
         stream: bool,
     ) -> Result<RunHandle, StoreError> {
-        let record = self.store.run(run_id).await?;
-        if record.status != RunStatus::RequiresApproval.as_str() {
-            return Err(StoreError::Conflict(format!(
-                "run {run_id} is {}, not waiting for decisions",
-                record.status
-            )));
-        }
-        let active = self.store.claim_paused(run_id).await?;
-        let stored = match self.store.messages(&active.thread_id, 0, 100_000).await {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = self.store.release_paused(&active).await;
-                return Err(e);
-            }
-        };
-        let mut split = stored
-            .iter()
-            .position(|m| m.run_id.as_deref() == Some(run_id))
-            .unwrap_or(stored.len());
-        // A retry that paused owns the tool message it rewrote, not the
-        // assistant message whose calls it holds: take that one too.
-        if stored
-            .get(split)
-            .is_some_and(|m| m.message.role == parlance_format::Role::Tool)
-            && split > 0
-        {
-            split -= 1;
-        }
-        let (earlier, this_run) = stored.split_at(split);
-        let paused = Response {
-            id: Some(run_id.to_string()),
-            thread_id: Some(active.thread_id.clone()),
-            status: RunStatus::RequiresApproval,
-            messages: this_run.iter().map(|m| m.message.clone()).collect(),
-            output: serde_json::Value::Null,
-            usage: record.usage.unwrap_or_default(),
-            finish_reason: None,
-            pending: Vec::new(),
-            error: None,
-        };
-        let work = Work::Resume {
-            earlier: earlier.iter().map(|m| m.message.clone()).collect(),
-            paused: Box::new(paused),
-            decisions,
-        };
-        Ok(self.spawn(active, work, stream))
+        let (store, run_id) = (self.store.clone(), run_id.to_string());
+        self.spawn(
+            async move {
+                let (active, work) = claim_paused(&store, &run_id, decisions).await?;
+                Ok((active, work))
+            },
+            stream,
+        )
+        .await
     }
 
-    fn spawn(&self, active: ActiveRun, work: Work, stream: bool) -> RunHandle {
+    /// Runs `claim` and then the run's work in one task: a caller that
+    /// leaves mid-claim (a client hanging up) can neither leave a claim
+    /// half made nor a claimed run that nobody runs. Returns once the
+    /// thread is claimed (or refused).
+    async fn spawn(
+        &self,
+        claim: impl Future<Output = Result<(ActiveRun, Work), StoreError>> + Send + 'static,
+        stream: bool,
+    ) -> Result<RunHandle, StoreError> {
         let (tx, events) = mpsc::unbounded();
         let tx = stream.then_some(tx);
-        let (store, agent, run) = (self.store.clone(), self.agent.clone(), active.clone());
+        let (claimed, on_claim) = tokio::sync::oneshot::channel();
+        let (store, agent) = (self.store.clone(), self.agent.clone());
         let outcome = tokio::spawn(async move {
+            let (run, work) = match claim.await {
+                Ok((run, work)) => {
+                    let _ = claimed.send(Ok(run.clone()));
+                    (run, work)
+                }
+                Err(e) => {
+                    let _ = claimed.send(Err(e.clone()));
+                    return Err(e.into());
+                }
+            };
             let _beat = Heartbeat::start(store.clone(), run.clone());
             let result = execute(&store, &agent, &run, work, tx.as_ref()).await;
             let response = match &result {
@@ -306,13 +293,91 @@ impl ThreadRunner {
             }
             result
         });
-        RunHandle {
+        let active = on_claim.await.map_err(|_| {
+            StoreError::Database("the run's task ended before it claimed its thread".into())
+        })??;
+        Ok(RunHandle {
             run_id: active.id,
             thread_id: active.thread_id,
             events,
             outcome,
+        })
+    }
+}
+
+/// Only a thread whose last run failed can be retried.
+async fn check_retry(store: &Store, thread: &str) -> Result<(), StoreError> {
+    let last = store.runs(thread).await?.pop();
+    match last {
+        Some(r) if r.status == RunStatus::Failed.as_str() => {}
+        Some(r) => {
+            return Err(StoreError::Conflict(format!(
+                "thread {thread}: nothing to retry: its last run {} is {}",
+                r.id, r.status
+            )));
+        }
+        None => {
+            return Err(StoreError::Conflict(format!(
+                "thread {thread}: nothing to retry: it has no run"
+            )));
         }
     }
+    Ok(())
+}
+
+/// Takes a paused run back into `running` and rebuilds its paused state
+/// from the store.
+async fn claim_paused(
+    store: &Store,
+    run_id: &str,
+    decisions: Vec<Decision>,
+) -> Result<(ActiveRun, Work), StoreError> {
+    let record = store.run(run_id).await?;
+    if record.status != RunStatus::RequiresApproval.as_str() {
+        return Err(StoreError::Conflict(format!(
+            "run {run_id} is {}, not waiting for decisions",
+            record.status
+        )));
+    }
+    let active = store.claim_paused(run_id).await?;
+    let stored = match store.messages(&active.thread_id, 0, 100_000).await {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = store.release_paused(&active).await;
+            return Err(e);
+        }
+    };
+    let mut split = stored
+        .iter()
+        .position(|m| m.run_id.as_deref() == Some(run_id))
+        .unwrap_or(stored.len());
+    // A retry that paused owns the tool message it rewrote, not the
+    // assistant message whose calls it holds: take that one too.
+    if stored
+        .get(split)
+        .is_some_and(|m| m.message.role == parlance_format::Role::Tool)
+        && split > 0
+    {
+        split -= 1;
+    }
+    let (earlier, this_run) = stored.split_at(split);
+    let paused = Response {
+        id: Some(run_id.to_string()),
+        thread_id: Some(active.thread_id.clone()),
+        status: RunStatus::RequiresApproval,
+        messages: this_run.iter().map(|m| m.message.clone()).collect(),
+        output: serde_json::Value::Null,
+        usage: record.usage.unwrap_or_default(),
+        finish_reason: None,
+        pending: Vec::new(),
+        error: None,
+    };
+    let work = Work::Resume {
+        earlier: earlier.iter().map(|m| m.message.clone()).collect(),
+        paused: Box::new(paused),
+        decisions,
+    };
+    Ok((active, work))
 }
 
 /// The body of a spawned run: the agent's work, then its outcome stored.

@@ -10,11 +10,10 @@
 
 use parlance_format::{Message, Response, RunError, RunStatus, Usage};
 use serde_json::{Value, json};
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, Row};
+use sqlx::Row;
 
 use crate::repair::{repair, settle_pending};
-use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, new_id, now_ms};
+use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, Tx, new_id, now_ms};
 
 /// The error a run gets when it was found dead (its lease ran out).
 fn interrupted_error() -> Value {
@@ -82,7 +81,7 @@ impl Store {
         Self::run_from(&row)
     }
 
-    async fn next_seq(&self, conn: &mut PoolConnection<Any>, thread: &str) -> R<i64> {
+    async fn next_seq(&self, conn: &mut Tx, thread: &str) -> R<i64> {
         let row = sqlx::query(self.q("SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?"))
             .bind(thread)
             .fetch_one(&mut **conn)
@@ -92,7 +91,7 @@ impl Store {
 
     async fn insert_message(
         &self,
-        conn: &mut PoolConnection<Any>,
+        conn: &mut Tx,
         thread: &str,
         run: Option<&str>,
         message: &Message,
@@ -118,7 +117,7 @@ impl Store {
 
     /// Renews the lease inside a write, and refuses the write when the
     /// lease already ran out.
-    async fn touch(&self, conn: &mut PoolConnection<Any>, run: &ActiveRun) -> R<()> {
+    async fn touch(&self, conn: &mut Tx, run: &ActiveRun) -> R<()> {
         let now = now_ms();
         let lease = now + self.lease.as_millis() as i64;
         let r = sqlx::query(self.q("UPDATE parlance_runs SET updated_at = ?, lease_until = ? WHERE id = ? AND status = 'running' AND lease_until >= ?"))
@@ -175,12 +174,7 @@ impl Store {
         }
     }
 
-    async fn claim(
-        &self,
-        tx: &mut PoolConnection<Any>,
-        thread: &str,
-        settings: &Value,
-    ) -> R<ActiveRun> {
+    async fn claim(&self, tx: &mut Tx, thread: &str, settings: &Value) -> R<ActiveRun> {
         let now = now_ms();
         let active = sqlx::query(self.q("SELECT id, status, lease_until FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
             .bind(thread)
@@ -237,7 +231,7 @@ impl Store {
     /// Marks a dead run failed (`interrupted`) and repairs its thread,
     /// inside `tx`. Only if its lease really ran out: `false` when the run
     /// renewed it meanwhile (it is alive; nothing changed).
-    async fn interrupt(&self, tx: &mut PoolConnection<Any>, thread: &str, run: &str) -> R<bool> {
+    async fn interrupt(&self, tx: &mut Tx, thread: &str, run: &str) -> R<bool> {
         let now = now_ms();
         let r = sqlx::query(self.q(
             "UPDATE parlance_runs SET status = 'failed', error = ?, lease_until = 0, updated_at = ? WHERE id = ? AND status = 'running' AND lease_until < ?",
@@ -275,12 +269,7 @@ impl Store {
     /// Approval requests left in the last message by a run that can no
     /// longer be resumed (it failed, or died after a decision) become
     /// `interrupted` results, in place: the thread stays usable.
-    async fn settle_last(
-        &self,
-        tx: &mut PoolConnection<Any>,
-        thread: &str,
-        last: Option<&Message>,
-    ) -> R<()> {
+    async fn settle_last(&self, tx: &mut Tx, thread: &str, last: Option<&Message>) -> R<()> {
         let Some(fixed) = last.and_then(settle_pending) else {
             return Ok(());
         };
@@ -300,7 +289,7 @@ impl Store {
         Ok(())
     }
 
-    async fn last_message(&self, tx: &mut PoolConnection<Any>, thread: &str) -> R<Option<Message>> {
+    async fn last_message(&self, tx: &mut Tx, thread: &str) -> R<Option<Message>> {
         let row = sqlx::query(self.q("SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? ORDER BY seq DESC LIMIT 1"))
             .bind(thread)
             .fetch_optional(&mut **tx)

@@ -7,7 +7,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use parlance_format::{Block, Message, Usage};
 use serde_json::Value;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyPool, Executor, Row};
 
 use crate::sql::{Dialect, MIGRATIONS};
@@ -63,6 +62,9 @@ impl From<sqlx::Error> for StoreError {
 }
 
 pub(crate) type R<T> = Result<T, StoreError>;
+
+/// A write transaction on the store's pool.
+pub(crate) type Tx = sqlx::Transaction<'static, Any>;
 
 /// The default lease of a running run: 30 s, renewed every 10 s while the
 /// run is alive.
@@ -271,19 +273,20 @@ impl Store {
         sqlx::AssertSqlSafe(self.dialect.sql(sql))
     }
 
-    pub(crate) async fn tx(&self) -> R<PoolConnection<Any>> {
-        let mut conn = self.pool.acquire().await?;
-        conn.execute(self.dialect.begin()).await?;
-        Ok(conn)
+    /// A write transaction. Dropped before its commit (a request whose
+    /// client left, a cancelled future), it is rolled back before its
+    /// connection serves anyone else: sqlx queues the rollback.
+    pub(crate) async fn tx(&self) -> R<Tx> {
+        Ok(self.pool.begin_with(self.dialect.begin()).await?)
     }
 
-    pub(crate) async fn commit(mut conn: PoolConnection<Any>) -> R<()> {
-        conn.execute("COMMIT").await?;
+    pub(crate) async fn commit(tx: Tx) -> R<()> {
+        tx.commit().await?;
         Ok(())
     }
 
-    pub(crate) async fn rollback(mut conn: PoolConnection<Any>) {
-        let _ = conn.execute("ROLLBACK").await;
+    pub(crate) async fn rollback(tx: Tx) {
+        let _ = tx.rollback().await;
     }
 
     /// Applies the migrations not yet applied, each in its own transaction.

@@ -86,11 +86,14 @@ async fn worker() {
     };
     let url = std::env::var("PARLANCE_WORKER_DB").unwrap();
     let thread = std::env::var("PARLANCE_WORKER_THREAD").unwrap();
-    // The racing claimers hold their claim well past the race.
-    let lease = if mode == "claim" {
-        Duration::from_secs(30)
-    } else {
+    // Only the looping worker (killed at random) needs a short lease; the
+    // others hold theirs well past the race and through their writes (a
+    // run whose lease ran out stops before writing, and 60 ms can run out
+    // between two writes on a busy machine).
+    let lease = if mode == "loop" {
         LEASE
+    } else {
+        Duration::from_secs(30)
     };
     let store = Store::open(&url).await.unwrap().with_lease(lease);
     match mode.as_str() {
