@@ -6,12 +6,17 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
+mod budget;
+
 /// At most this many problems are reported for one call.
 const MAX_PROBLEMS: usize = 8;
 
 /// A compiled argument schema.
 pub struct ArgValidator {
     validator: Validator,
+    /// For a schema too large to describe whole: the pruned copy messages
+    /// are built from (see `budget`).
+    messages: Option<Validator>,
 }
 
 impl std::fmt::Debug for ArgValidator {
@@ -41,7 +46,20 @@ impl ArgValidator {
                 tool: tool.to_string(),
                 message: e.to_string(),
             })?;
-        Ok(ArgValidator { validator })
+        let copy = budget::pruned(schema).map_err(|message| SchemaError {
+            tool: tool.to_string(),
+            message,
+        })?;
+        let messages = copy.and_then(|copy| {
+            jsonschema::options()
+                .should_validate_formats(true)
+                .build(&copy)
+                .ok()
+        });
+        Ok(ArgValidator {
+            validator,
+            messages,
+        })
     }
 
     /// Whether the arguments satisfy the schema (fast path, no messages).
@@ -55,7 +73,8 @@ impl ArgValidator {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for error in self.validator.iter_errors(args) {
+        let describer = self.messages.as_ref().unwrap_or(&self.validator);
+        for error in describer.iter_errors(args) {
             for line in describe(&error, args) {
                 if !out.contains(&line) {
                     out.push(line);
@@ -66,6 +85,13 @@ impl ArgValidator {
                 out.push("(more problems not shown)".into());
                 break;
             }
+        }
+        if out.is_empty() {
+            // Only a pruned choice failed.
+            out.push(
+                "(arguments): does not match any of the allowed shapes (the schema's anyOf/oneOf alternatives are too many to say which)"
+                    .into(),
+            );
         }
         out
     }
@@ -86,10 +112,7 @@ fn field_path(pointer: &str, root: &Value) -> String {
                 at = seg.parse::<usize>().ok().and_then(|i| items.get(i));
             }
             _ => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&seg);
+                out = join(&out, &seg);
                 at = at.and_then(|v| v.get(&seg));
             }
         }
@@ -97,12 +120,47 @@ fn field_path(pointer: &str, root: &Value) -> String {
     out
 }
 
+/// Whether a property name can be written bare in a path (`a.b`): not
+/// empty, no separator, quote, space or control character.
+fn bare(key: &str) -> bool {
+    !key.is_empty()
+        && key.chars().count() <= SHOWN_CHARS
+        && !key.chars().any(|c| {
+            matches!(c, '.' | '[' | ']' | '"' | '\\') || c.is_whitespace() || c.is_control()
+        })
+}
+
+/// `path` and one more property: `a.b`, or `a["x.y"]` when the name needs
+/// quoting (JSON string rules: newlines and quotes escaped).
 fn join(path: &str, key: &str) -> String {
+    if !bare(key) {
+        let quoted = serde_json::to_string(key).expect("a string");
+        return format!("{path}[{}]", cut(&quoted));
+    }
     if path.is_empty() {
         key.to_string()
     } else {
         format!("{path}.{key}")
     }
+}
+
+/// At most this many characters of a value or a name are shown.
+const SHOWN_CHARS: usize = 40;
+
+/// A quoted string cut to [`SHOWN_CHARS`] characters inside its quotes,
+/// with `…` where it was cut.
+fn cut(quoted: &str) -> String {
+    let inner = &quoted[1..quoted.len() - 1];
+    if inner.chars().count() <= SHOWN_CHARS {
+        return quoted.to_string();
+    }
+    let short: String = inner.chars().take(SHOWN_CHARS).collect();
+    format!("\"{short}…\"")
+}
+
+/// Text from a schema or a library on one line (newlines escaped).
+fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
 }
 
 fn shown(path: &str) -> &str {
@@ -112,11 +170,18 @@ fn shown(path: &str) -> &str {
 /// A short rendering of a value: never a dump of a whole object.
 pub(crate) fn brief(v: &Value) -> String {
     match v {
-        Value::String(s) if s.chars().count() > 40 => {
-            let short: String = s.chars().take(40).collect();
-            format!("\"{short}…\"")
+        // JSON's own escaping (newlines as \n), cut to 40 characters.
+        Value::String(s) => {
+            let short: String = s.chars().take(SHOWN_CHARS + 1).collect();
+            let quoted = serde_json::to_string(&short).expect("a string");
+            if s.chars().count() > SHOWN_CHARS {
+                let inner: String = short.chars().take(SHOWN_CHARS).collect();
+                let q = serde_json::to_string(&inner).expect("a string");
+                format!("{}…\"", &q[..q.len() - 1])
+            } else {
+                quoted
+            }
         }
-        Value::String(s) => format!("{s:?}"),
         Value::Array(a) => format!(
             "an array of {} item{}",
             a.len(),
@@ -204,7 +269,7 @@ fn describe(error: &ValidationError<'_>, root: &Value) -> Vec<String> {
             plural(*limit)
         ),
         ValidationErrorKind::Pattern { pattern } => {
-            format!("{p}: must match pattern {pattern}, got {got}")
+            format!("{p}: must match pattern {}, got {got}", one_line(pattern))
         }
         ValidationErrorKind::Format { format } => {
             format!("{p}: must be a valid {format}, got {got}")
@@ -229,34 +294,53 @@ fn describe(error: &ValidationError<'_>, root: &Value) -> Vec<String> {
             plural(*limit),
             count(value)
         ),
-        ValidationErrorKind::AdditionalItems { limit } => {
-            format!("{p}: must have at most {limit} items, got {}", count(value))
-        }
-        ValidationErrorKind::UnevaluatedItems { .. } => {
-            format!("{p}: has items the schema does not allow")
-        }
+        ValidationErrorKind::AdditionalItems { limit } => format!(
+            "{p}: must have at most {limit} item{}, got {}",
+            plural(*limit as u64),
+            count(value)
+        ),
+        ValidationErrorKind::UnevaluatedItems { unexpected } => format!(
+            "{p}: has {} item{} the schema does not allow",
+            unexpected.len(),
+            plural(unexpected.len() as u64)
+        ),
         ValidationErrorKind::UniqueItems => format!("{p}: items must be unique"),
         ValidationErrorKind::MinProperties { limit } => format!(
-            "{p}: must have at least {limit} propert{}",
-            if *limit == 1 { "y" } else { "ies" }
+            "{p}: must have at least {limit} propert{}, got {}",
+            if *limit == 1 { "y" } else { "ies" },
+            value.as_object().map_or(0, |o| o.len())
         ),
         ValidationErrorKind::MaxProperties { limit } => format!(
-            "{p}: must have at most {limit} propert{}",
-            if *limit == 1 { "y" } else { "ies" }
+            "{p}: must have at most {limit} propert{}, got {}",
+            if *limit == 1 { "y" } else { "ies" },
+            value.as_object().map_or(0, |o| o.len())
         ),
         ValidationErrorKind::Contains => format!("{p}: must contain at least one matching item"),
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             return one_of(p, &got, context, root);
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => {
-            format!("{p}: must match exactly one of the allowed shapes, but matches several")
+        ValidationErrorKind::OneOfMultipleValid { context } => {
+            let valid: Vec<String> = context
+                .iter()
+                .enumerate()
+                .filter(|(_, errs)| errs.is_empty())
+                .map(|(i, _)| format!("#{i}"))
+                .collect();
+            let names = match valid.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => valid.join(""),
+            };
+            format!(
+                "{p}: must match exactly one of the {} allowed shapes, but matches several: {names}",
+                context.len()
+            )
         }
         ValidationErrorKind::Not { .. } => format!("{p}: is not allowed here, got {got}"),
         ValidationErrorKind::FalseSchema => format!("{p}: is not allowed"),
         ValidationErrorKind::PropertyNames { error } => {
             format!("{p}: property name {}", error.kind_message())
         }
-        _ => format!("{p}: {error}"),
+        _ => format!("{p}: {}", one_line(&error.to_string())),
     };
     vec![line]
 }

@@ -176,7 +176,10 @@ mod tests {
             "none yet"
         );
         std::fs::create_dir_all(store.join("manifests")).unwrap();
-        assert_eq!(roots_from(None, Some(home.clone()), false), vec![store.clone()]);
+        assert_eq!(
+            roots_from(None, Some(home.clone()), false),
+            vec![store.clone()]
+        );
         let set = PathBuf::from("/elsewhere");
         assert_eq!(
             roots_from(Some(set.clone()), Some(home.clone()), true),
