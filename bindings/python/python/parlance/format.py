@@ -7,14 +7,38 @@ the published JSON Schema.
 ``response``, ``turn``, ``decision``, ``tool_spec``.
 """
 
+from typing import Any, Dict
+
 from ._core import format as _native
 from ._errors import FormatError
 
-FORMAT_VERSION = _native.FORMAT_VERSION
-validate = _native.validate
-canonical = _native.canonical
-dumps = _native.dumps
-loads = _native.loads
-schema = _native.schema
+FORMAT_VERSION: str = _native.FORMAT_VERSION
+
+
+def validate(value: Any, kind: str = "conversation") -> None:
+    """Checks ``value`` (dicts and lists) as a ``kind`` document; raises
+    ``FormatError`` naming the JSON path of the first problem."""
+    _native.validate(value, kind)
+
+
+def canonical(value: Any, kind: str = "conversation") -> Any:
+    """The canonical form of ``value`` (older shapes read into today's)."""
+    return _native.canonical(value, kind)
+
+
+def dumps(value: Any, kind: str = "conversation") -> str:
+    """Canonical JSON text, byte-identical to the Rust core's."""
+    return _native.dumps(value, kind)
+
+
+def loads(text: str, kind: str = "conversation") -> Any:
+    """Reads JSON text as a ``kind`` document; gives its canonical form."""
+    return _native.loads(text, kind)
+
+
+def schema(name: str = "message") -> Dict[str, Any]:
+    """A published JSON Schema: ``message``, ``content-block``,
+    ``tool-spec``, ``response`` or ``decision``."""
+    return _native.schema(name)
 
 __all__ = ["FORMAT_VERSION", "FormatError", "canonical", "dumps", "loads", "schema", "validate"]
