@@ -155,6 +155,16 @@ def _hints(func: Callable[..., Any], name: str) -> Dict[str, Any]:
         raise ConfigError(f"tool {name}: cannot resolve the type hints: {e}") from e
 
 
+def hand_written(func: Callable[..., Any], name: str, schema: Dict[str, Any]) -> Signature:
+    """A schema written by hand: the arguments go to the function as they
+    are, by name (``**kwargs`` is fine); a ``ToolContext`` parameter still
+    gets the context."""
+    hints = _hints(func, name)
+    context_param = next((n for n, a in hints.items() if _is_context(a)), None)
+    description, _ = parse_docstring(inspect.getdoc(func))
+    return Signature(schema=schema, description=description, context_param=context_param)
+
+
 def signature(func: Callable[..., Any], name: str) -> Signature:
     """Reads ``func``'s parameters, type hints and docstring."""
     try:

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Dict, Generic, Optional, TypeVar, U
 
 from . import _core
 from ._errors import ConfigError
-from ._schema import Signature, signature
+from ._schema import Signature, hand_written, signature
 
 R = TypeVar("R")
 ApprovalCheck = Callable[[Dict[str, Any]], bool]
@@ -42,13 +42,12 @@ class Tool(Generic[R]):
         self.name: str = name or getattr(func, "__name__", "") or ""
         if not self.name or self.name == "<lambda>":
             raise ConfigError("a tool made from a lambda needs a name: Tool(f, name=...)")
-        sig: Signature = signature(func, self.name)
-        if schema is not None:
-            if not isinstance(schema, dict):
-                raise ConfigError(f"tool {self.name}: schema must be a dict (a JSON Schema)")
-            # A schema written by hand: the arguments go to the function as
-            # they are, by name.
-            sig = Signature(schema=schema, description=sig.description, context_param=sig.context_param)
+        if schema is None:
+            sig: Signature = signature(func, self.name)
+        elif isinstance(schema, dict):
+            sig = hand_written(func, self.name, schema)
+        else:
+            raise ConfigError(f"tool {self.name}: schema must be a dict (a JSON Schema)")
         self.signature = sig
         self.description: str = description if description is not None else sig.description
         self.is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
