@@ -21,6 +21,7 @@ use crate::input;
 use crate::models::PyModel;
 use crate::response::PyResponse;
 use crate::runtime::{awaitable, block_on, copy_context, running_loop};
+use crate::store::{PyStore, ThreadWork, on_thread};
 use crate::tools::{PyTool, RunCtx};
 
 /// An agent of the Rust core (``parlance.Agent`` wraps it).
@@ -279,8 +280,81 @@ impl PyAgent {
         Ok(PyRunStream::new(stream, ctx, self.output_type()))
     }
 
+    /// A run on a stored thread (``input`` ``None``: a retry with no new
+    /// input): an awaitable of its ``Response``, or with ``blocking`` the
+    /// response itself.
+    #[pyo3(signature = (store, thread_id, input, *, deps = None, blocking = false))]
+    fn run_on_thread<'py>(
+        &self,
+        py: Python<'py>,
+        store: PyRef<'py, PyStore>,
+        thread_id: String,
+        input: Option<&Bound<'py, PyAny>>,
+        deps: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let messages = match input {
+            Some(i) => input::run_input(py, i)?.input,
+            None => Vec::new(),
+        };
+        self.on_thread(
+            py,
+            &store,
+            ThreadWork::Run(thread_id, messages),
+            deps,
+            blocking,
+        )
+    }
+
+    /// Applies decisions to a run paused on a stored thread (from any
+    /// process: the store has everything).
+    #[pyo3(signature = (store, run_id, decisions, *, deps = None, blocking = false))]
+    fn resume_on_thread<'py>(
+        &self,
+        py: Python<'py>,
+        store: PyRef<'py, PyStore>,
+        run_id: String,
+        decisions: &Bound<'py, PyAny>,
+        deps: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let decisions = input::decisions(py, decisions)?;
+        self.on_thread(
+            py,
+            &store,
+            ThreadWork::Resume(run_id, decisions),
+            deps,
+            blocking,
+        )
+    }
+
     fn __repr__(&self) -> String {
         format!("{:?}", self.agent)
+    }
+}
+
+impl PyAgent {
+    fn on_thread<'py>(
+        &self,
+        py: Python<'py>,
+        store: &PyStore,
+        work: ThreadWork,
+        deps: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx(py, deps, !blocking)?;
+        let agent = self.agent.with_deps(Arc::clone(&ctx));
+        let (store, output_type) = (store.store.clone(), self.output_type());
+        let run = async move {
+            let response = on_thread(store, agent, work).await?;
+            Python::attach(|py| finish(py, response, &ctx, output_type))
+        };
+        if blocking {
+            let r = block_on(py, run)?;
+            Ok(Bound::new(py, r)?.into_any())
+        } else {
+            awaitable(py, "agent.run()", run)
+        }
     }
 }
 

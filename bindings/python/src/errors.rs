@@ -22,6 +22,7 @@ class!(run_error_class, "RunError");
 class!(format_error_class, "FormatError");
 class!(decision_error_class, "DecisionError");
 class!(config_error_class, "ConfigError");
+class!(store_error_class, "StoreError");
 
 /// An instance of `class(args)` as a `PyErr` (or the error making it).
 fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(
@@ -63,4 +64,9 @@ pub fn config_error(py: Python<'_>, message: impl Into<String>) -> PyErr {
 /// A model that cannot be built.
 pub fn build_error(py: Python<'_>, e: &BuildError) -> PyErr {
     config_error(py, e.to_string())
+}
+
+/// A `StoreError` of a kind (`busy`, `not_found`...).
+pub fn raise_store(py: Python<'_>, kind: &str, message: String) -> PyErr {
+    raise(store_error_class(py), (message, kind.to_string()))
 }

@@ -7,6 +7,7 @@
 mod agent;
 mod call;
 mod convert;
+mod convert_formats;
 mod errors;
 mod events;
 mod format;
@@ -14,6 +15,7 @@ mod input;
 mod models;
 mod response;
 mod runtime;
+mod store;
 mod tools;
 
 use pyo3::prelude::*;
@@ -37,12 +39,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyApprovalRequest>()?;
     m.add_class::<events::PyRunStream>()?;
     m.add_class::<models::PyModel>()?;
+    m.add_class::<store::PyStore>()?;
     let fmt = PyModule::new(py, "format")?;
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::canonical, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::dumps, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::loads, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::schema, &fmt)?)?;
+    fmt.add_function(wrap_pyfunction!(convert_formats::convert, &fmt)?)?;
     fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;
     m.add_submodule(&fmt)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

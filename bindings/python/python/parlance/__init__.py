@@ -41,6 +41,7 @@ from ._events import (
     ToolCallStarted,
 )
 from ._providers import Anthropic, Gemini, OpenAI, OpenAIResponses, Provider
+from ._store import Store
 from ._tools import Tool, tool
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "RunCompleted",
     "RunError",
     "RunStream",
+    "Store",
     "StoreError",
     "TextDelta",
     "ThinkingDelta",

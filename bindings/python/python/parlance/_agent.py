@@ -24,6 +24,7 @@ from typing import (
 
 from . import _core
 from ._core import Model, Response
+from ._store import Store
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
 from ._providers import Provider
@@ -156,6 +157,7 @@ class Agent(Generic[T]):
         run_id: Optional[str] = None,
         thread_id: Optional[str] = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> Response[T]:
         """Runs to the end (or to a pause for approval): the ``Response``.
 
@@ -163,7 +165,16 @@ class Agent(Generic[T]):
         them; ``turns`` the earlier turns (``Response``s, or their
         messages); ``deps`` reaches every tool as ``ctx.deps``. A failed run
         raises ``RunError``.
+
+        With ``store`` and ``thread_id`` the run is on a stored thread: its
+        history comes from the store, each step is committed as it
+        completes, and one run at a time holds the thread (``StoreError``
+        ``busy`` otherwise).
         """
+        if store is not None:
+            tid = _thread(thread_id, turns, run_id)
+            on_thread: Response[T] = await self._core.run_on_thread(store._core, tid, input, deps=deps)
+            return on_thread
         r: Response[T] = await self._core.run(
             input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
         )
@@ -177,6 +188,7 @@ class Agent(Generic[T]):
         run_id: Optional[str] = None,
         thread_id: Optional[str] = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> Response[T]:
         """``run`` without an event loop (not from inside one). ``async def``
         tools get a loop of their own for the run."""
@@ -184,7 +196,13 @@ class Agent(Generic[T]):
         if self._core.has_async_tools:
             import asyncio
 
-            return asyncio.run(self.run(input, turns=turns, run_id=run_id, thread_id=thread_id, deps=deps))
+            return asyncio.run(
+                self.run(input, turns=turns, run_id=run_id, thread_id=thread_id, deps=deps, store=store)
+            )
+        if store is not None:
+            tid = _thread(thread_id, turns, run_id)
+            on_thread: Response[T] = self._core.run_on_thread(store._core, tid, input, deps=deps, blocking=True)
+            return on_thread
         r: Response[T] = self._core.run_blocking(
             input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
         )
@@ -212,12 +230,19 @@ class Agent(Generic[T]):
         *,
         turns: Turns = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> Response[T]:
         """Applies decisions to a paused run (a ``Response``, its dict or
         its JSON, from this process or any other, Rust included) and goes
         on. Refused decisions raise ``DecisionError`` and nothing runs;
-        calls left undecided stay pending."""
+        calls left undecided stay pending. With ``store``, the paused run
+        is the one stored on its thread (the response names it)."""
         paused_r = _paused(paused)
+        if store is not None:
+            on_thread: Response[T] = await self._core.resume_on_thread(
+                store._core, _run_id(paused_r), to_dicts(decisions, paused_r.pending), deps=deps
+            )
+            return on_thread
         r: Response[T] = await self._core.resume(
             paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
         )
@@ -230,14 +255,20 @@ class Agent(Generic[T]):
         *,
         turns: Turns = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> Response[T]:
         """``resume`` without an event loop."""
         _no_running_loop("resume_sync")
         if self._core.has_async_tools:
             import asyncio
 
-            return asyncio.run(self.resume(paused, decisions, turns=turns, deps=deps))
+            return asyncio.run(self.resume(paused, decisions, turns=turns, deps=deps, store=store))
         paused_r = _paused(paused)
+        if store is not None:
+            on_thread: Response[T] = self._core.resume_on_thread(
+                store._core, _run_id(paused_r), to_dicts(decisions, paused_r.pending), deps=deps, blocking=True
+            )
+            return on_thread
         r: Response[T] = self._core.resume_blocking(
             paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
         )
@@ -257,6 +288,22 @@ class Agent(Generic[T]):
             paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
         )
 
+    async def retry(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
+        """Runs a stored thread again with no new input (after a failed run:
+        its history already holds what the model needs)."""
+        r: Response[T] = await self._core.run_on_thread(store._core, thread_id, None, deps=deps)
+        return r
+
+    def retry_sync(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
+        """``retry`` without an event loop."""
+        _no_running_loop("retry_sync")
+        if self._core.has_async_tools:
+            import asyncio
+
+            return asyncio.run(self.retry(thread_id, store=store, deps=deps))
+        r: Response[T] = self._core.run_on_thread(store._core, thread_id, None, deps=deps, blocking=True)
+        return r
+
     @property
     def settings(self) -> Dict[str, Any]:
         """The agent's settings, as recorded with each stored run."""
@@ -265,6 +312,20 @@ class Agent(Generic[T]):
 
     def __repr__(self) -> str:
         return repr(self._core)
+
+
+def _thread(thread_id: Optional[str], turns: Turns, run_id: Optional[str]) -> str:
+    if thread_id is None:
+        raise ConfigError("thread_id: a run on a store needs the thread (store.create_thread())")
+    if turns is not None or run_id is not None:
+        raise ConfigError("turns, run_id: a run on a thread takes its history and its id from the store")
+    return thread_id
+
+
+def _run_id(paused: Response) -> str:
+    if paused.id is None:
+        raise ConfigError("paused: the response names no run (its id is missing)")
+    return paused.id
 
 
 def _list(turns: Turns) -> Optional[List[Any]]:

@@ -7,7 +7,7 @@ the published JSON Schema.
 ``response``, ``turn``, ``decision``, ``tool_spec``.
 """
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from ._core import format as _native
 from ._errors import FormatError
@@ -36,9 +36,20 @@ def loads(text: str, kind: str = "conversation") -> Any:
     return _native.loads(text, kind)
 
 
+def convert(
+    value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None
+) -> Any:
+    """A ``request`` or ``response`` from one format to another:
+    ``canonical``, ``openai-chat``, ``openai-responses``, ``anthropic``,
+    ``gemini`` (what ``parlance convert`` does). Writing a provider's
+    request needs ``model`` (or a model named by the input); anything
+    dropped on the way is a ``UserWarning``."""
+    return _native.convert(value, from_=from_, to=to, kind=kind, model=model)
+
+
 def schema(name: str = "message") -> Dict[str, Any]:
     """A published JSON Schema: ``message``, ``content-block``,
     ``tool-spec``, ``response`` or ``decision``."""
     return _native.schema(name)
 
-__all__ = ["FORMAT_VERSION", "FormatError", "canonical", "dumps", "loads", "schema", "validate"]
+__all__ = ["FORMAT_VERSION", "FormatError", "canonical", "convert", "dumps", "loads", "schema", "validate"]

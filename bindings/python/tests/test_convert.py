@@ -1,0 +1,57 @@
+"""``parlance.format.convert``: through the canonical format between the
+providers' wire formats, with the same readers as ``parlance convert``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import REPO
+
+from parlance import ConfigError, FormatError, format
+
+OPENAI = {
+    "model": "gpt-4o-mini",
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "weather", "description": "Today's weather.",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
+}
+
+
+def test_openai_request_to_canonical_and_to_anthropic() -> None:
+    canonical: Any = format.convert(OPENAI, from_="openai-chat", to="canonical")
+    assert canonical["model"] == "gpt-4o-mini"
+    assert [m["role"] for m in canonical["messages"]] == ["system", "user", "assistant", "tool"]
+    assert canonical["messages"][2]["content"][0]["tool_call"]["arguments"] == {"city": "Paris"}
+    format.validate(canonical["messages"], kind="conversation")
+    anthropic: Any = format.convert(canonical, from_="canonical", to="anthropic", model="claude-sonnet-4-5")
+    assert anthropic["model"] == "claude-sonnet-4-5"
+    assert anthropic["system"] in ("Be brief.", [{"type": "text", "text": "Be brief."}])
+    assert anthropic["tools"][0]["input_schema"]["properties"] == {"city": {"type": "string"}}
+
+
+def test_a_recorded_response_reads_into_a_canonical_message() -> None:
+    recorded = sorted((REPO / "testdata" / "providers").rglob("*.json"))
+    anthropic = [p for p in recorded if p.name.endswith("__anthropic__response.json")]
+    assert anthropic, "recorded Anthropic responses are in testdata/providers"
+    message: Any = format.convert(json.loads(anthropic[0].read_text()), from_="anthropic", to="canonical", kind="response")
+    assert message["role"] == "assistant"
+    format.validate(message, kind="message")
+
+
+def test_bad_conversions_say_what_is_wrong() -> None:
+    with pytest.raises(ConfigError, match="unknown format \"nosuch\""):
+        format.convert({}, from_="nosuch", to="canonical")
+    with pytest.raises(ConfigError, match="model: required"):
+        format.convert([{"role": "user", "content": "hi"}], from_="canonical", to="gemini")
+    with pytest.raises(FormatError, match=r"^messages\[0\]\.role: unknown role"):
+        format.convert({"messages": [{"role": "robot", "content": []}]}, from_="canonical", to="canonical")
+    with pytest.raises(ConfigError, match="converts only to canonical"):
+        format.convert({}, from_="anthropic", to="gemini", kind="response")

@@ -1,0 +1,91 @@
+"""Runs on stored threads (a real SQLite file): history from the store,
+steps committed, one run per thread, a paused run resumed by a fresh store
+and agent, a retry after a failed run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List
+
+import pytest
+from conftest import make_agent
+from mock_openai import after_tools, calls, text
+
+from parlance import RunError, Store, StoreError, approve, tool
+
+ran: List[Dict[str, Any]] = []
+
+
+@tool(needs_approval=True)
+def refund(order_id: str, amount: int) -> str:
+    """Refund an order."""
+    ran.append({"order_id": order_id, "amount": amount})
+    return f"refunded {amount} EUR"
+
+
+def test_runs_on_a_thread_keep_the_history(mock: Any, tmp_path: Any) -> None:
+    mock.script = lambda body: text(f"{len(body['messages'])} messages so far")
+    url = f"sqlite://{tmp_path}/threads.db"
+
+    async def main() -> Any:
+        store = Store(url)
+        thread = await store.create_thread({"customer": "ada"})
+        agent = make_agent(mock)
+        first = await agent.run("Hi", store=store, thread_id=thread)
+        second = await agent.run("Again", store=store, thread_id=thread)
+        return thread, first, second, await Store(url).messages(thread), await store.runs(thread)
+
+    thread, first, second, messages, runs = asyncio.run(main())
+    assert first.thread_id == thread and first.text == "1 messages so far"
+    assert second.text == "3 messages so far"
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [r["status"] for r in runs] == ["completed", "completed"]
+
+
+def test_a_paused_run_on_a_thread_resumes_from_a_fresh_store(mock: Any, tmp_path: Any) -> None:
+    ran.clear()
+    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1", "amount": 30})), lambda b: "Refunded.")
+    url = f"sqlite://{tmp_path}/threads.db"
+    store = Store(url)
+    thread = store.create_thread_sync()
+    paused = make_agent(mock, tools=[refund]).run_sync("Refund A-1", store=store, thread_id=thread)
+    assert paused.status == "requires_approval"
+    with pytest.raises(StoreError) as e:
+        make_agent(mock, tools=[refund]).run_sync("And another", store=store, thread_id=thread)
+    assert e.value.kind == "busy"
+    # Another "process": a new store and agent, the paused response's JSON.
+    r = make_agent(mock, tools=[refund]).resume_sync(paused.to_json(), [approve("c1")], store=Store(url))
+    assert r.status == "completed" and r.text == "Refunded."
+    assert ran == [{"order_id": "A-1", "amount": 30}]
+    history = store.messages_sync(thread)
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_retry_after_a_failed_run(mock: Any, tmp_path: Any) -> None:
+    answers = iter(["boom", "fine"])
+
+    def script(body: Dict[str, Any]) -> Any:
+        a = next(answers)
+        if a == "boom":
+            raise ValueError("down")
+        return text(a)
+
+    mock.script = script
+    store = Store(f"sqlite://{tmp_path}/threads.db")
+    thread = store.create_thread_sync()
+    agent = make_agent(mock)
+    with pytest.raises(RunError):
+        agent.run_sync("Hi", store=store, thread_id=thread)
+    r = agent.retry_sync(thread, store=store)
+    assert r.text == "fine"
+    # The retry sent the stored history: the user's message.
+    assert mock.requests[-1]["messages"] == [{"role": "user", "content": "Hi"}]
+
+
+def test_store_errors_name_what_is_wrong(mock: Any, tmp_path: Any) -> None:
+    store = Store(f"sqlite://{tmp_path}/threads.db")
+    with pytest.raises(StoreError) as e:
+        make_agent(mock).run_sync("Hi", store=store, thread_id="thr_nosuch")
+    assert e.value.kind == "not_found"
+    with pytest.raises(StoreError):
+        Store("nosuchdb://x")
