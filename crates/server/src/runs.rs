@@ -23,8 +23,8 @@ use parlance_store::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
 
 use crate::api::{
-    AppState, DecisionsRequest, RetryRequest, RunRequest, agent_for, body, input_messages,
-    outbound, owned_thread, turns,
+    AgentSpec, AppState, DecisionsRequest, RetryRequest, RunRequest, agent_for, body,
+    input_messages, outbound, owned_thread, turns,
 };
 use crate::auth::{Principal, principal};
 use crate::error::{ApiError, bad, bad_decision, not_found};
@@ -235,25 +235,39 @@ pub async fn decide(
     owned_thread(&state, &who, &record.thread_id)
         .await
         .map_err(|_| not_found(&format!("run {run_id}")))?;
-    // A stored run resumes only with the agent it was made by.
-    let agent = match (&req.agent, record.settings["name"].as_str()) {
-        (Some(spec), _) => agent_for(&state, spec, "agent")?,
-        (None, Some(name)) => state.agents.get(name).cloned().ok_or_else(|| {
+    // A stored run resumes only with the agent it was made by: the same
+    // configured agent (by name: its configuration may have changed since),
+    // or, for an inline agent, the very same settings.
+    let configured = |name: &str| {
+        state.agents.get(name).cloned().ok_or_else(|| {
             bad(format!(
                 "agent: the run's agent {name:?} is not configured here"
             ))
-        })?,
-        (None, None) => {
+        })
+    };
+    let agent = match (&req.agent, record.settings["name"].as_str()) {
+        (None, Some(name)) => configured(name)?,
+        (Some(AgentSpec::Named(n)), Some(name)) if n == name => configured(name)?,
+        (Some(_), Some(name)) => {
+            return Err(bad(format!(
+                "agent: not the agent this run was made by ({name:?}): a run resumes only with its own agent"
+            )));
+        }
+        (Some(spec @ AgentSpec::Inline(_)), None) => {
+            let agent = agent_for(&state, spec, "agent")?;
+            if agent.settings() != record.settings {
+                return Err(bad(
+                    "agent: not the agent this run was made by (its settings differ): a run resumes only with its own agent",
+                ));
+            }
+            agent
+        }
+        (_, None) => {
             return Err(bad(
                 "agent: required (the run was made by an inline agent: give the same one)",
             ));
         }
     };
-    if agent.settings() != record.settings {
-        return Err(bad(
-            "agent: not the agent this run was made by (a run resumes only with its own agent)",
-        ));
-    }
     let handle = ThreadRunner::new(state.store.clone(), agent)
         .start_resume(&run_id, decisions, req.stream)
         .await?;
