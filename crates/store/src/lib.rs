@@ -13,9 +13,11 @@
 //!
 //! One run at a time per thread, across processes and servers: a unique
 //! index admits one active (running or waiting) run per thread; a running
-//! run holds a lease it renews at every step, and a run whose lease ran out
-//! (its process died) is taken over, marked `interrupted`, and its thread
-//! repaired.
+//! run holds a lease that a heartbeat renews while it lives (slow steps
+//! included); a run whose lease ran out writes nothing more, and is marked
+//! `interrupted` (its thread repaired) as soon as its thread is touched or
+//! the store is swept. Runs on threads are detached from their callers:
+//! they end and store their outcome whatever the caller does.
 
 mod redact;
 mod repair;
