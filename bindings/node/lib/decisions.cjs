@@ -25,8 +25,10 @@ function edit(request, args) {
   return { ...target("edit", request), decision: "edited", arguments: args };
 }
 /** Do not run the call; the model reads why. */
-function reject(request, reason = "") {
-  return { ...target("reject", request), decision: "rejected", reason };
+function reject(request, reason) {
+  const d = { ...target("reject", request), decision: "rejected" };
+  if (reason !== undefined) d.reason = reason;
+  return d;
 }
 /** Do not run the call; `content` (text or blocks) stands in for its result. */
 function answer(request, content) {
@@ -42,7 +44,9 @@ function withDigests(decisions, pending) {
   const digests = new Map(pending.map((p) => [p.tool_call_id, p.digest]));
   return decisions.map((d) =>
     d && typeof d === "object" && d.digest === undefined && typeof d.tool_call_id === "string"
-      ? { ...d, digest: digests.get(d.tool_call_id) ?? "" }
+      ? // A call that is not pending has no digest: the agent's check then
+        // says so ("no pending call has id ...", or already decided).
+        { ...d, digest: digests.get(d.tool_call_id) ?? "none" }
       : d,
   );
 }

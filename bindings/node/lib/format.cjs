@@ -8,11 +8,13 @@ const native = require("./native.cjs");
 const { guard } = require("./errors.cjs");
 
 function text(value) {
-  return typeof value === "string" ? value : JSON.stringify(value);
+  const t = JSON.stringify(value);
+  // undefined, a function...: not JSON at all; the reader says what it got.
+  return t === undefined ? "null" : t;
 }
 
 /**
- * The canonical form of `value` (a parsed value, or JSON text) read as
+ * The canonical form of `value` (a parsed JSON value) read as
  * `kind`: conversation (default), message, block, response, turn,
  * decision, tool_spec. Older shapes are read into today's. Throws
  * FormatError naming the JSON path of the first problem.
@@ -31,6 +33,15 @@ function stringify(value, kind = "conversation") {
   return guard(() => native.canonical(kind, text(value)));
 }
 
+/**
+ * Reads JSON text as a `kind` document and gives its canonical form; JSON
+ * syntax errors are worded as in Rust (`(root): invalid JSON at line 1
+ * column 17: ...`).
+ */
+function parse(jsonText, kind = "conversation") {
+  return JSON.parse(guard(() => native.canonical(kind, String(jsonText))));
+}
+
 /** A published JSON Schema: message (default), content-block, tool-spec, response, decision. */
 function schema(name = "message") {
   return JSON.parse(guard(() => native.schema(name)));
@@ -38,4 +49,4 @@ function schema(name = "message") {
 
 const FORMAT_VERSION = native.formatVersion();
 
-module.exports = { canonical, validate, stringify, schema, FORMAT_VERSION };
+module.exports = { canonical, validate, stringify, parse, schema, FORMAT_VERSION };

@@ -92,6 +92,22 @@ export async function startMock(script) {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    // The client keeps connections alive in its pool: close them too.
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * A script: `first` for a request that does not end with tool results,
+ * `then(body)` once it does (the model read the tools' results).
+ */
+export function afterTools(first, then) {
+  return (body) => {
+    const last = body.messages.at(-1);
+    return last?.role === "tool" ? then(body) : first;
   };
 }

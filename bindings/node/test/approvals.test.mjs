@@ -1,0 +1,144 @@
+// Approvals: the four decisions; a paused run stored as JSON and resumed by
+// a fresh agent; refused decisions; a needsApproval function; a paused run
+// written by Python (testdata/python) resumed here.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { tool, approve, edit, reject, answer, DecisionError, Response } from "parlance-ai";
+import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
+import { agentFor, results, textOf } from "./helpers/agents.mjs";
+
+const ran = [];
+const refund = tool({
+  name: "refund",
+  description: "Refund an order.",
+  parameters: {
+    type: "object",
+    properties: { order_id: { type: "string" }, amount: { type: "integer", minimum: 1, maximum: 500 } },
+    required: ["order_id", "amount"],
+  },
+  needsApproval: true,
+  execute: ({ order_id, amount }) => {
+    ran.push({ order_id, amount });
+    return `refunded ${amount} EUR on ${order_id}`;
+  },
+});
+
+const FOUR = calls(
+  ["c1", "refund", { order_id: "A-1", amount: 10 }],
+  ["c2", "refund", { order_id: "A-2", amount: 20 }],
+  ["c3", "refund", { order_id: "A-3", amount: 30 }],
+  ["c4", "refund", { order_id: "A-4", amount: 40 }],
+);
+
+test("the four decisions, on a paused run stored as JSON and resumed by a fresh agent", async (t) => {
+  ran.length = 0;
+  const mock = await startMock(afterTools(FOUR, () => text("Done.")));
+  t.after(mock.close);
+  const paused = await agentFor(mock, { tools: [refund] }).run("Refund them");
+  assert.equal(paused.status, "requires_approval");
+  assert.deepEqual(paused.pending.map((p) => p.tool_call_id), ["c1", "c2", "c3", "c4"]);
+  assert.deepEqual(paused.pending[1].arguments, { order_id: "A-2", amount: 20 });
+  assert.match(paused.pending[0].digest, /^sha256:/);
+  assert.deepEqual(ran, [], "nothing runs before a decision");
+
+  const stored = paused.toString();
+  const r = await agentFor(mock, { tools: [refund] }).resume(stored, [
+    approve("c1"),
+    edit(paused.pending[1], { order_id: "A-2", amount: 15 }),
+    reject("c3", "not this one"),
+    answer("c4", "refunded by hand"),
+  ]);
+  assert.equal(r.status, "completed");
+  assert.equal(r.text, "Done.");
+  assert.deepEqual(ran, [{ order_id: "A-1", amount: 10 }, { order_id: "A-2", amount: 15 }]);
+  const got = results(r);
+  assert.deepEqual(
+    ["c1", "c2", "c3", "c4"].map((id) => [got[id].status, textOf(got[id]), got[id].approval.decision]),
+    [
+      ["ok", "refunded 10 EUR on A-1", "approved"],
+      ["ok", "refunded 15 EUR on A-2", "edited"],
+      ["rejected", "The reviewer rejected this call: not this one", "rejected"],
+      ["ok", "refunded by hand", "answered"],
+    ],
+  );
+  assert.deepEqual(got.c2.approval.arguments, { order_id: "A-2", amount: 15 });
+});
+
+test("decisions may come one at a time; undecided calls stay pending", async (t) => {
+  const mock = await startMock(afterTools(FOUR, () => text("Done.")));
+  t.after(mock.close);
+  const agent = agentFor(mock, { tools: [refund] });
+  const paused = await agent.run("Refund them");
+  const partly = await agent.resume(paused, [approve("c1"), approve("c2")]);
+  assert.equal(partly.status, "requires_approval");
+  assert.deepEqual(partly.pending.map((p) => p.tool_call_id), ["c3", "c4"]);
+  const done = await agent.resume(partly, [reject("c3"), reject("c4")]);
+  assert.equal(done.status, "completed");
+});
+
+test("refused decisions throw DecisionError naming the decision, and nothing runs", async (t) => {
+  ran.length = 0;
+  const mock = await startMock(afterTools(FOUR, () => text("Done.")));
+  t.after(mock.close);
+  const agent = agentFor(mock, { tools: [refund] });
+  const paused = await agent.run("Refund them");
+  const refused = async (decisions, path) => {
+    const e = await agent.resume(paused, decisions).then(() => assert.fail("accepted"), (e) => e);
+    assert.ok(e instanceof DecisionError, e);
+    assert.equal(e.path, path, e.message);
+    assert.ok(e.message.startsWith(`${path}: `), e.message);
+    return e;
+  };
+  await refused([approve("nope")], "decisions[0].tool_call_id");
+  await refused([approve("c1"), approve("c1")], "decisions[1].tool_call_id");
+  await refused([{ ...approve("c1"), digest: "sha256:00" }], "decisions[0].digest");
+  await refused([edit("c2", { order_id: "A-2", amount: 900 })], "decisions[0].arguments");
+  assert.deepEqual(ran, []);
+  const bad = await agent.resume(paused, [{ tool_call_id: "c1", decision: "maybe", digest: "x" }]).catch((e) => e);
+  assert.equal(bad.name, "FormatError");
+  assert.match(bad.message, /^decisions\[0\]\.decision: /);
+});
+
+test("needsApproval as a function of the arguments", async (t) => {
+  const pay = tool({
+    name: "pay",
+    parameters: { type: "object", properties: { amount: { type: "integer" } }, required: ["amount"] },
+    needsApproval: ({ amount }) => amount > 100,
+    execute: ({ amount }) => `paid ${amount}`,
+  });
+  const mock = await startMock(afterTools(calls(["c1", "pay", { amount: 50 }], ["c2", "pay", { amount: 500 }]), () => text("ok")));
+  t.after(mock.close);
+  const paused = await agentFor(mock, { tools: [pay] }).run("pay");
+  assert.equal(paused.status, "requires_approval");
+  assert.deepEqual(paused.pending.map((p) => p.tool_call_id), ["c2"]);
+  assert.equal(textOf(results(paused).c1), "paid 50");
+});
+
+test("a run paused by Python resumes in Node", async (t) => {
+  ran.length = 0;
+  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/python/paused-by-python.json"), "utf8");
+  const mock = await startMock(() => text("Refunded."));
+  t.after(mock.close);
+  const paused = Response.fromJSON(stored);
+  assert.equal(paused.id, "run_paused_by_python");
+  const r = await agentFor(mock, { tools: [refund] }).resume(paused, [approve("call_1")]);
+  assert.equal(r.status, "completed");
+  assert.equal(r.id, "run_paused_by_python");
+  assert.deepEqual(ran, [{ order_id: "A-1001", amount: 20 }]);
+  assert.equal(textOf(results(r).call_1), "refunded 20 EUR on A-1001");
+  // The request the model got carries the whole history, Python's part included.
+  assert.equal(mock.requests[0].body.messages[0].content, "Refund 20 EUR on A-1001");
+});
+
+test("a run paused by Rust resumes in Node", async (t) => {
+  ran.length = 0;
+  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/python/paused-by-rust.json"), "utf8");
+  const mock = await startMock(() => text("Refunded."));
+  t.after(mock.close);
+  const r = await agentFor(mock, { tools: [refund] }).resume(stored, [approve("call_1")]);
+  assert.equal(r.id, "run_paused_by_rust");
+  assert.deepEqual(ran, [{ order_id: "A-1001", amount: 20 }]);
+});

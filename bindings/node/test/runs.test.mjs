@@ -1,0 +1,124 @@
+// Runs: streamed events, earlier turns, the response's JSON (byte-identical
+// to Rust's), 100 concurrent runs against one mock, bad input.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { tool, Response, RunError, FormatError, format } from "parlance-ai";
+import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
+import { agentFor, results, sleep } from "./helpers/agents.mjs";
+
+const weather = tool({
+  name: "weather",
+  description: "Today's weather in a city.",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  execute: async ({ city }) => `Sunny in ${city}`,
+});
+
+test("a streamed run: deltas, tool events, messages, and the response last", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "weather", { city: "Paris" }]), () => text("It is sunny in Paris today.")));
+  t.after(mock.close);
+  const events = [];
+  for await (const e of agentFor(mock, { tools: [weather] }).stream("Weather in Paris?")) events.push(e);
+  const types = events.map((e) => e.type);
+  assert.equal(types.at(-1), "run_completed");
+  assert.ok(types.indexOf("tool_call_started") < types.indexOf("tool_call_finished"));
+  const finished = events.find((e) => e.type === "tool_call_finished");
+  assert.equal(finished.callId, "c1");
+  assert.equal(finished.name, "weather");
+  assert.equal(finished.status, "ok");
+  assert.equal(typeof finished.elapsedMs, "number");
+  const deltas = events.filter((e) => e.type === "text_delta").map((e) => e.text);
+  assert.ok(deltas.length > 1);
+  assert.equal(deltas.join(""), "It is sunny in Paris today.");
+  assert.equal(events.filter((e) => e.type === "message").length, 3);
+  const r = events.at(-1).response;
+  assert.ok(r instanceof Response);
+  assert.equal(r.text, "It is sunny in Paris today.");
+  assert.ok(mock.requests.every((q) => q.body.stream === true));
+});
+
+test("stream(...).response() skips to the end; a failed streamed run throws RunError", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "weather", { city: "Paris" }]), () => text("Sunny.")));
+  t.after(mock.close);
+  const r = await agentFor(mock, { tools: [weather] }).stream("Weather?").response();
+  assert.equal(r.text, "Sunny.");
+  const broken = await startMock([]);
+  t.after(broken.close);
+  const e = await agentFor(broken, { modelSettings: {} }).stream("hi").response().catch((e) => e);
+  assert.ok(e instanceof RunError, e);
+  assert.equal(e.code, "model_error");
+});
+
+test("earlier turns reach the model before the input, in order", async (t) => {
+  const mock = await startMock([text("Hello Ada."), text("You are Ada.")]);
+  t.after(mock.close);
+  const agent = agentFor(mock, { instructions: "Be brief." });
+  const first = await agent.run("I am Ada.");
+  const second = await agent.run("Who am I?", { turns: [first] });
+  assert.equal(second.text, "You are Ada.");
+  const sent = mock.requests[1].body.messages.map((m) => [m.role, m.content]);
+  assert.deepEqual(sent, [
+    ["system", "Be brief."],
+    ["user", "I am Ada."],
+    ["assistant", "Hello Ada."],
+    ["user", "Who am I?"],
+  ]);
+  // A turn written as plain JSON works the same.
+  const third = await startMock([text("Still Ada.")]);
+  t.after(third.close);
+  await agentFor(third).run("And now?", { turns: [first.toJSON(), second.toJSON()], runId: "run_x" });
+  assert.equal(third.requests[0].body.messages.length, 5);
+});
+
+test("the response's JSON is the Rust core's, byte for byte", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "weather", { city: "Zürich" }]), () => text("Sunny — 21 °C.")));
+  t.after(mock.close);
+  const r = await agentFor(mock, { tools: [weather] }).run("Weather?", { runId: "run_bytes" });
+  const rust = format.stringify(JSON.parse(r.toString()), "response");
+  assert.equal(r.toString(), rust);
+  assert.equal(JSON.stringify(r), rust);
+  assert.equal(Response.fromJSON(r.toString()).toString(), rust);
+  assert.equal(Response.fromJSON(r.toJSON()).toString(), rust);
+  assert.equal(r.id, "run_bytes");
+});
+
+test("100 concurrent runs against one mock, each with a tool call", async (t) => {
+  // The run's number travels in the user message and back in the tool's arguments.
+  const mock = await startMock((body) =>
+    body.messages.at(-1).role === "tool"
+      ? text("done")
+      : calls([`c${body.messages.at(-1).content.match(/\d+/)[0]}`, "echo", { n: Number(body.messages.at(-1).content.match(/\d+/)[0]) }]),
+  );
+  t.after(mock.close);
+  const seen = new Set();
+  const echo = tool({
+    name: "echo",
+    execute: async ({ n }) => {
+      await sleep(Math.random() * 20);
+      seen.add(n);
+      return `echo ${n}`;
+    },
+  });
+  const agent = agentFor(mock, { tools: [echo] });
+  const runs = await Promise.all(Array.from({ length: 100 }, (_, n) => agent.run(`run ${n}`)));
+  assert.equal(seen.size, 100);
+  runs.forEach((r, n) => {
+    assert.equal(r.status, "completed");
+    assert.equal(results(r)[`c${n}`].content[0].text, `echo ${n}`);
+  });
+  assert.equal(mock.requests.length, 200);
+});
+
+test("bad input is a FormatError naming where", async (t) => {
+  const mock = await startMock([]);
+  t.after(mock.close);
+  const agent = agentFor(mock);
+  await assert.rejects(agent.run({ role: "robot", content: [] }), (e) => {
+    assert.ok(e instanceof FormatError, e);
+    assert.equal(e.message, 'input.role: unknown role "robot" (expected one of: system, user, assistant, tool)');
+    assert.equal(e.path, "input.role");
+    return true;
+  });
+  await assert.rejects(agent.run("hi", { turns: [[{ role: "user" }]] }), /^FormatError: turns\[0\]\[0\]\.content: required field missing/);
+  assert.equal(mock.requests.length, 0);
+});
