@@ -264,7 +264,7 @@ pub fn raise_fd_limit() -> Option<(u64, u64)> {
 /// no thread stays blocked by one even if nobody touches it.
 async fn sweep_forever(store: parlance_store::Store) {
     loop {
-        tokio::time::sleep(store.lease()).await;
+        tokio::time::sleep(store.lease().max(Duration::from_secs(1))).await;
         match store.sweep_expired().await {
             Ok(ids) if !ids.is_empty() => {
                 tracing::warn!(

@@ -45,7 +45,7 @@ struct Heartbeat(JoinHandle<()>);
 
 impl Heartbeat {
     fn start(store: Store, run: ActiveRun) -> Heartbeat {
-        let every = store.lease() / 3;
+        let every = (store.lease() / 3).max(std::time::Duration::from_millis(10));
         Heartbeat(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
