@@ -28,6 +28,31 @@ pub(crate) fn short(s: &str, n: usize) -> String {
     }
 }
 
+/// Panics in Rust, on purpose, the three ways a call reaches Rust (`sync`:
+/// in the call; `blocking`: in a future waited for; `async`: in a future
+/// awaited from Python). For the tests that check no panic reaches a user
+/// as anything but a Python exception.
+#[pyfunction]
+fn _panic_for_tests<'py>(py: Python<'py>, how: &str) -> PyResult<Bound<'py, PyAny>> {
+    let message = format!("deliberate panic ({how})");
+    match how {
+        "sync" => panic!("{message}"),
+        "blocking" => runtime::block_on(py, async move {
+            if !message.is_empty() {
+                panic!("{message}");
+            }
+            Ok(())
+        })
+        .map(|()| py.None().into_bound(py)),
+        _ => runtime::awaitable(py, "_panic_for_tests()", async move {
+            if !message.is_empty() {
+                panic!("{message}");
+            }
+            Ok(())
+        }),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -49,6 +74,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fmt.add_function(wrap_pyfunction!(convert_formats::convert, &fmt)?)?;
     fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;
     m.add_submodule(&fmt)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -261,3 +261,58 @@ def test_tool_return_values_become_content(mock: Any) -> None:
     assert got[1] == ("c2", "ok", "[7]")
     assert got[2] == ("c3", "ok", "[]")
     assert got[3][1] == "ok" and got[3][2] == str([{"s": [1, 2]}])
+
+
+def test_cancelling_the_awaiting_task_stops_the_run_and_its_tools(mock: Any) -> None:
+    started = threading.Event()
+    cancelled = threading.Event()
+
+    @tool
+    async def slow() -> str:
+        """Takes long."""
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    mock.script = after_tools(calls(("c1", "slow", {})), lambda b: "never")
+
+    async def main() -> None:
+        run = asyncio.ensure_future(make_agent(mock, tools=[slow]).run("go"))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        for _ in range(100):  # the tool's cancellation is scheduled on this loop
+            if cancelled.is_set():
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert cancelled.is_set()
+    assert len(mock.requests) == 1, "the run stopped: the model was not called again"
+
+
+def test_resume_stream_reports_the_decided_calls(mock: Any) -> None:
+    from parlance import ToolCallFinished, approve
+
+    @tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pays."""
+        return f"paid {amount}"
+
+    mock.script = after_tools(calls(("c1", "pay", {"amount": 5})), lambda b: "Paid.")
+    agent = make_agent(mock, tools=[pay])
+
+    async def main() -> List[Any]:
+        paused = await agent.run("pay")
+        return [e async for e in agent.resume_stream(paused, [approve(paused.pending[0])])]
+
+    events = asyncio.run(main())
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(e.call_id, e.status) for e in finished] == [("c1", "ok")]
+    assert events[-1].response.text == "Paid."
