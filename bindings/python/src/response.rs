@@ -63,6 +63,16 @@ impl PyResponse {
         Self::read(py, &v)
     }
 
+    /// ``Response[Order]`` in annotations evaluated at run time (the type
+    /// parameter is for type checkers only).
+    #[classmethod]
+    fn __class_getitem__<'py>(
+        cls: &Bound<'py, PyType>,
+        _item: &Bound<'py, PyAny>,
+    ) -> Bound<'py, PyType> {
+        cls.clone()
+    }
+
     /// The run's id.
     #[getter]
     fn id(&self) -> Option<&str> {

@@ -146,3 +146,15 @@ def test_a_missing_key_is_an_error_before_any_request(monkeypatch: Any) -> None:
         Agent("anthropic:claude-sonnet-4-5")
     with pytest.raises(parlance.ConfigError, match="unknown provider"):
         Agent("nosuch:model")
+
+
+def test_response_can_be_subscripted_at_run_time() -> None:
+    import typing
+
+    def annotated() -> Response[str]:
+        raise NotImplementedError
+
+    assert Response[int] is Response
+    # The string annotation (this file uses `from __future__ import
+    # annotations`) resolves at run time, as pydantic or FastAPI would do it.
+    assert typing.get_type_hints(annotated)["return"] is Response
