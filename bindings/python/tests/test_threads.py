@@ -5,6 +5,7 @@ and agent, a retry after a failed run."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Dict, List
 
 import pytest
@@ -16,6 +17,21 @@ from parlance import RunError, Store, StoreError, approve, tool
 ran: List[Dict[str, Any]] = []
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: Any, tmp_path: Any) -> str:
+    """A real SQLite file, or the PostgreSQL server scripts/test starts
+    (PARLANCE_TEST_POSTGRES_URL; with PARLANCE_REQUIRE_POSTGRES=1 its
+    absence fails, as in the Rust store suite)."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/threads.db"
+    pg = os.environ.get("PARLANCE_TEST_POSTGRES_URL")
+    if not pg:
+        if os.environ.get("PARLANCE_REQUIRE_POSTGRES"):
+            pytest.fail("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not")
+        pytest.skip("no PostgreSQL (set PARLANCE_TEST_POSTGRES_URL)")
+    return pg
+
+
 @tool(needs_approval=True)
 def refund(order_id: str, amount: int) -> str:
     """Refund an order."""
@@ -23,9 +39,8 @@ def refund(order_id: str, amount: int) -> str:
     return f"refunded {amount} EUR"
 
 
-def test_runs_on_a_thread_keep_the_history(mock: Any, tmp_path: Any) -> None:
+def test_runs_on_a_thread_keep_the_history(mock: Any, url: str) -> None:
     mock.script = lambda body: text(f"{len(body['messages'])} messages so far")
-    url = f"sqlite://{tmp_path}/threads.db"
 
     async def main() -> Any:
         store = Store(url)
@@ -42,10 +57,9 @@ def test_runs_on_a_thread_keep_the_history(mock: Any, tmp_path: Any) -> None:
     assert [r["status"] for r in runs] == ["completed", "completed"]
 
 
-def test_a_paused_run_on_a_thread_resumes_from_a_fresh_store(mock: Any, tmp_path: Any) -> None:
+def test_a_paused_run_on_a_thread_resumes_from_a_fresh_store(mock: Any, url: str) -> None:
     ran.clear()
     mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1", "amount": 30})), lambda b: "Refunded.")
-    url = f"sqlite://{tmp_path}/threads.db"
     store = Store(url)
     thread = store.create_thread_sync()
     paused = make_agent(mock, tools=[refund]).run_sync("Refund A-1", store=store, thread_id=thread)
@@ -61,7 +75,7 @@ def test_a_paused_run_on_a_thread_resumes_from_a_fresh_store(mock: Any, tmp_path
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
 
 
-def test_retry_after_a_failed_run(mock: Any, tmp_path: Any) -> None:
+def test_retry_after_a_failed_run(mock: Any, url: str) -> None:
     answers = iter(["boom", "fine"])
 
     def script(body: Dict[str, Any]) -> Any:
@@ -71,7 +85,7 @@ def test_retry_after_a_failed_run(mock: Any, tmp_path: Any) -> None:
         return text(a)
 
     mock.script = script
-    store = Store(f"sqlite://{tmp_path}/threads.db")
+    store = Store(url)
     thread = store.create_thread_sync()
     agent = make_agent(mock)
     with pytest.raises(RunError):
