@@ -1,0 +1,372 @@
+// Types of parlance-ai. The canonical format's types (Message, Block,
+// ApprovalRequest...) are generated from the published JSON Schema into
+// ./format.d.ts; this file holds the API's.
+
+import type {
+  ApprovalRequest,
+  Block,
+  Decision,
+  JsonValue,
+  Message,
+  ResponseDocument,
+  RunError as RunErrorDocument,
+  RunStatus,
+  FinishReason,
+  ToolStatus,
+} from "./format";
+
+export type * from "./format";
+
+// ---------------------------------------------------------------- schemas
+
+/** The Standard Schema interface (zod 4, ArkType, Valibot...), as much as parlance reads of it. */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** A JSON Schema object, as written by hand (`as const` is implied by `tool`). */
+export type JSONSchema = { readonly [keyword: string]: unknown };
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type Required_<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+type FromObject<S> = S extends { readonly properties: infer P }
+  ? Simplify<
+      { -readonly [K in keyof P as K extends Required_<S> ? K : never]: FromJSONSchema<P[K]> } & {
+        -readonly [K in keyof P as K extends Required_<S> ? never : K]?: FromJSONSchema<P[K]>;
+      }
+    >
+  : { [key: string]: JsonValue };
+type FromType<T, S> = T extends "string"
+  ? string
+  : T extends "number" | "integer"
+    ? number
+    : T extends "boolean"
+      ? boolean
+      : T extends "null"
+        ? null
+        : T extends "array"
+          ? S extends { readonly items: infer I }
+            ? FromJSONSchema<I>[]
+            : JsonValue[]
+          : T extends "object"
+            ? FromObject<S>
+            : never;
+
+/**
+ * The TypeScript type of the values a JSON Schema admits (`type`,
+ * `properties`/`required`, `items`, `enum`, `const`, `anyOf`/`oneOf`);
+ * anything it cannot read is `JsonValue`.
+ */
+export type FromJSONSchema<S> = S extends { readonly const: infer C }
+  ? C
+  : S extends { readonly enum: readonly (infer E)[] }
+    ? E
+    : S extends { readonly anyOf: readonly (infer A)[] }
+      ? FromJSONSchema<A>
+      : S extends { readonly oneOf: readonly (infer A)[] }
+        ? FromJSONSchema<A>
+        : S extends { readonly type: readonly (infer T)[] }
+          ? FromType<T, S>
+          : S extends { readonly type: infer T }
+            ? FromType<T, S>
+            : S extends { readonly properties: object }
+              ? FromObject<S>
+              : JsonValue;
+
+/** A tool's parameters: a Standard Schema (zod 4) or a JSON Schema object. */
+export type Parameters = StandardSchemaV1 | JSONSchema;
+
+/**
+ * The arguments `execute` receives: the schema's input type (validation
+ * happens in the Rust engine, on JSON; no transform of the schema's library
+ * runs).
+ */
+export type InferParameters<P> = P extends StandardSchemaV1<infer I, any> ? I : FromJSONSchema<P>;
+
+// ---------------------------------------------------------------- tools
+
+/** What a running tool knows about its call. */
+export interface ToolContext<Deps = any> {
+  /** The tool's name. */
+  readonly toolName: string;
+  /** The tool call's id. */
+  readonly callId: string;
+  /** The run's id. */
+  readonly runId: string;
+  /** The thread's id, when the run is on one. */
+  readonly threadId: string | undefined;
+  /** Aborted when the call times out or its run stops. */
+  readonly abortSignal: AbortSignal;
+  /** When the call times out (milliseconds since the epoch, like `Date.now()`). */
+  readonly deadline: number;
+  /** What the caller passed as `deps` to the run. */
+  readonly deps: Deps;
+}
+
+/** How a tool is defined. */
+export interface ToolOptions<P, R> {
+  /** The name the model calls it by. */
+  name: string;
+  /** What the model reads about it (sent with every request). */
+  description?: string;
+  /** Its input: a zod 4 (Standard Schema) schema or a JSON Schema object; default: no arguments. */
+  parameters?: P;
+  /**
+   * The function, sync or async. A string is text for the model; `undefined`
+   * nothing; any other value JSON. `throw new ToolError(...)`: the model reads
+   * the message (status `error`); any other throw is an unexpected failure
+   * (`tool_failed`, see `onToolException`).
+   */
+  execute: (args: InferParameters<P>, ctx: ToolContext) => R | PromiseLike<R>;
+  /** Every call waits for a human's decision, or those the function says (synchronously). */
+  needsApproval?: boolean | ((args: InferParameters<P>) => boolean);
+  /** Its own timeout in milliseconds (default: the agent's `toolTimeout`, 60 s). */
+  timeout?: number;
+  /** Calls with invalid arguments it tolerates per run (default: the agent's). */
+  maxInvalidArguments?: number;
+}
+
+/** A tool, made by `tool()`. */
+export interface Tool<Args = any> {
+  readonly name: string;
+  readonly description: string;
+  /** The input JSON Schema the engine validates with (a copy). */
+  readonly parameters: JSONSchema;
+  readonly execute: (args: Args, ctx: ToolContext) => unknown;
+  readonly needsApproval: boolean | ((args: Args) => boolean);
+  readonly timeout: number | undefined;
+  readonly maxInvalidArguments: number | undefined;
+}
+
+/** Defines a tool. Its schema is compiled here: a bad one throws ConfigError. */
+export declare function tool<const P extends Parameters = { type: "object"; properties: {} }, R = unknown>(
+  options: ToolOptions<P, R>,
+): Tool<InferParameters<P>>;
+
+// ---------------------------------------------------------------- models
+
+/** Settings of a model (all optional). Timeouts in milliseconds. */
+export interface ModelSettings {
+  /** The API's base URL, `/v1` included for OpenAI (a proxy, a local server). */
+  baseURL?: string;
+  /** The API key (instead of the provider's environment variable). */
+  apiKey?: string;
+  /** The environment variable that holds the key. */
+  apiKeyEnv?: string;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** The User-Agent header. */
+  userAgent?: string;
+  connectTimeout?: number;
+  firstByteTimeout?: number;
+  idleTimeout?: number;
+}
+
+/** A model an agent talks to. */
+export declare class Model {
+  /**
+   * `"openai:gpt-4o-mini"`, `"openai-responses:gpt-5"`,
+   * `"anthropic:claude-sonnet-4-5"`, `"gemini:gemini-2.5-flash"`. A missing
+   * key is a ConfigError here, before any request.
+   */
+  constructor(spec: string, settings?: ModelSettings);
+  readonly provider: string;
+  readonly modelId: string;
+}
+
+// ---------------------------------------------------------------- runs
+
+/** What an unexpected tool failure becomes (snake_case spellings accepted). */
+export type OnToolException = "returnToModel" | "returnGeneric" | "fail" | "return_to_model" | "return_generic";
+
+/** Options of model calls (canonical names: `max_tokens`, `temperature`, `tool_choice`...). */
+export type ModelCallSettings = { [option: string]: JsonValue };
+
+export interface AgentOptions {
+  /** A model string (`"openai:gpt-4o-mini"`) or a Model. */
+  model: string | Model;
+  /** The system instructions. */
+  instructions?: string;
+  tools?: readonly Tool<any>[];
+  /** A name, recorded with each run. */
+  name?: string;
+  /** Default `"returnToModel"`. */
+  onToolException?: OnToolException;
+  /** Milliseconds a tool call may take (default 60 000). */
+  toolTimeout?: number;
+  /** Model calls per run (default 10). */
+  maxModelCalls?: number;
+  /** Calls with invalid arguments tolerated per run (default 3). */
+  maxInvalidArguments?: number;
+  /** Tool calls of one turn run at once (default: all). */
+  toolConcurrency?: number;
+  modelSettings?: ModelCallSettings;
+  /** The final answer must be JSON satisfying this schema; it becomes `output`. */
+  outputSchema?: Parameters | { name?: string; schema: Parameters };
+}
+
+/** A run's input: a user message as text, a message, or messages. */
+export type RunInput = string | Message | readonly Message[];
+
+/** An earlier turn: a Response, its JSON, `{messages}`, or messages. */
+export type Turn = Response | ResponseDocument | { messages: readonly Message[] } | readonly Message[];
+
+export interface RunOptions<Deps = unknown> {
+  /** Earlier turns, whose messages reach the model before the input, in order. */
+  turns?: readonly Turn[];
+  /** The run's id (one is made up otherwise). */
+  runId?: string;
+  /** The thread the run belongs to (recorded on the response, given to tools). */
+  threadId?: string;
+  /** Handed to every tool of the run as `ctx.deps`. */
+  deps?: Deps;
+}
+
+export interface ResumeOptions<Deps = unknown> {
+  turns?: readonly Turn[];
+  deps?: Deps;
+}
+
+/** Token counts summed over a run. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** A run's response, over its canonical JSON. */
+export declare class Response {
+  /** Reads a response from canonical JSON (text or value); throws FormatError naming the path. */
+  static fromJSON(value: string | ResponseDocument): Response;
+  readonly id: string | undefined;
+  readonly threadId: string | undefined;
+  readonly status: RunStatus;
+  /** This run's messages (input, assistant's, tools'). */
+  readonly messages: Message[];
+  /** The final text, or the JSON value with an output schema; null unless completed. */
+  readonly output: JsonValue;
+  /** The answer as text. */
+  readonly text: string;
+  readonly usage: Usage;
+  readonly finishReason: FinishReason | undefined;
+  /** The calls waiting for a decision. */
+  readonly pending: ApprovalRequest[];
+  readonly error: RunErrorDocument | undefined;
+  /** The canonical object (what JSON.stringify writes). */
+  toJSON(): ResponseDocument;
+  /** The canonical JSON text, byte-identical to the Rust core's. */
+  toString(): string;
+}
+
+/** A run's events, as they happen (the HTTP API's event names). */
+export type RunEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
+  | { type: "message"; message: Message }
+  | { type: "tool_call_started"; callId: string; name: string }
+  | { type: "tool_call_finished"; callId: string; name: string; status: ToolStatus; elapsedMs: number }
+  | { type: "approval_required"; pending: ApprovalRequest[] }
+  | { type: "run_completed"; response: Response };
+
+/** A run as events; a failed run throws RunError where `run_completed` would come. */
+export declare class RunStream implements AsyncIterableIterator<RunEvent> {
+  next(): Promise<IteratorResult<RunEvent, undefined>>;
+  return(): Promise<IteratorResult<RunEvent, undefined>>;
+  [Symbol.asyncIterator](): RunStream;
+  /** Skips to the end: the final Response. */
+  response(): Promise<Response>;
+}
+
+/** A decision on a waiting call (made by `approve`, `edit`, `reject`, `answer`). */
+export type DecisionInput = Omit<Decision, "digest"> & { digest?: string };
+
+/** A paused run: its Response, its JSON text, or its canonical object. */
+export type Paused = Response | ResponseDocument | string;
+
+export declare class Agent {
+  constructor(options: AgentOptions);
+  readonly tools: readonly Tool<any>[];
+  /** The settings recorded with each run. */
+  readonly settings: { [key: string]: JsonValue };
+  /** Runs the agent; a failed run throws RunError. */
+  run(input: RunInput, options?: RunOptions): Promise<Response>;
+  /** The run as events. */
+  stream(input: RunInput, options?: RunOptions): RunStream;
+  /** Applies decisions to a paused run and goes on; refused decisions throw DecisionError. */
+  resume(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): Promise<Response>;
+  /** `resume` as events. */
+  resumeStream(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): RunStream;
+}
+
+/** Run the call as the model asked. */
+export declare function approve(request: ApprovalRequest | string): DecisionInput;
+/** Run the call with these arguments instead (checked against the schema again). */
+export declare function edit(request: ApprovalRequest | string, args: JsonValue): DecisionInput;
+/** Do not run the call; the model reads why. */
+export declare function reject(request: ApprovalRequest | string, reason?: string): DecisionInput;
+/** Do not run the call; `content` stands in for its result. */
+export declare function answer(request: ApprovalRequest | string, content: string | Block[]): DecisionInput;
+
+// ---------------------------------------------------------------- errors
+
+/** The base of every error parlance throws. */
+export declare class ParlanceError extends Error {}
+/** Throw it in a tool: the model reads the message (status `error`). */
+export declare class ToolError extends Error {
+  constructor(message: string, options?: ErrorOptions);
+}
+/** A run failed; under `onToolException: "fail"` the tool's error is the `cause`. */
+export declare class RunError extends ParlanceError {
+  /** `tool_failed`, `model_error`, `max_model_calls`, `invalid_arguments_budget`, `invalid_output`... */
+  readonly code: string;
+  /** The structured cause (for `tool_failed`: `{tool, error_type, message}`). */
+  readonly detail: JsonValue;
+  /** The failed run (its messages keep the history consistent). */
+  readonly response: Response | null;
+}
+/** A document is not canonical; `message` is the Rust error (`path: what`). */
+export declare class FormatError extends ParlanceError {
+  readonly path: string;
+  readonly detail: string;
+}
+/** A decision was refused; nothing ran. */
+export declare class DecisionError extends ParlanceError {
+  readonly path: string;
+  readonly detail: string;
+}
+/** An agent, tool, model or store cannot be built as given. */
+export declare class ConfigError extends ParlanceError {}
+/** The store refused or failed. */
+export declare class StoreError extends ParlanceError {
+  readonly kind: "busy" | "not_found" | "conflict" | "lease_lost" | "corrupt" | "database" | (string & {});
+}
+
+// ---------------------------------------------------------------- format
+
+/** The kinds of canonical document. */
+export type DocumentKind = "conversation" | "message" | "block" | "response" | "turn" | "decision" | "tool_spec";
+
+/** The canonical format: the Rust readers, the published schema. */
+export declare const format: {
+  /** The canonical form of `value` read as `kind` (older shapes read into today's). */
+  canonical(value: unknown, kind?: DocumentKind): JsonValue;
+  /** Throws FormatError (naming the JSON path) unless `value` is a canonical `kind` document. */
+  validate(value: unknown, kind?: DocumentKind): void;
+  /** The canonical JSON text, byte-identical to Rust's. */
+  stringify(value: unknown, kind?: DocumentKind): string;
+  /** Reads JSON text as `kind`; gives its canonical form. */
+  parse(jsonText: string, kind?: DocumentKind): JsonValue;
+  /** A published JSON Schema. */
+  schema(name?: "message" | "content-block" | "tool-spec" | "response" | "decision"): { [key: string]: JsonValue };
+  readonly FORMAT_VERSION: string;
+};
+
+/** The package's version. */
+export declare const version: string;

@@ -1,0 +1,6 @@
+// The CommonJS entry point's types (require).
+import parlance = require("parlance-ai");
+
+const t = parlance.tool({ name: "ping", execute: () => "pong" });
+const agent = new parlance.Agent({ model: new parlance.Model("openai:gpt-4o-mini", { baseURL: "http://127.0.0.1:1/v1", apiKey: "k" }), tools: [t] });
+void agent.run("hi").then((r: parlance.Response) => r.text);

@@ -1,0 +1,74 @@
+// Type-checked by types.test.mjs (tsc, strict): the README's program, tools
+// from zod and from JSON Schema with their inferred argument types, and the
+// format's generated types. Each @ts-expect-error must be an error: an
+// inference that fell back to `any` would make it unused, and fail.
+import { Agent, tool, ToolError, approve, edit, reject, answer, Response, format, RunError } from "parlance-ai";
+import type { Message, Block, ApprovalRequest, ResponseDocument, RunEvent } from "parlance-ai";
+import { z } from "zod";
+
+const refund = tool({
+  name: "refund",
+  description: "Refund an order.",
+  parameters: z.object({ orderId: z.string(), amount: z.number().int().min(1).max(500) }),
+  execute: async ({ orderId, amount }) => {
+    if (orderId.startsWith("X")) throw new ToolError("orders starting with X cannot be refunded");
+    // @ts-expect-error amount is a number
+    amount.toUpperCase();
+    return `refunded ${amount.toFixed(0)} EUR`;
+  },
+});
+
+const lookup = tool({
+  name: "lookup",
+  parameters: {
+    type: "object",
+    properties: { id: { type: "string" }, verbose: { type: "boolean" }, tags: { type: "array", items: { type: "string" } } },
+    required: ["id"],
+  },
+  needsApproval: ({ id }) => id.startsWith("VIP"),
+  execute: ({ id, verbose, tags }, ctx) => {
+    const v: boolean | undefined = verbose;
+    const t: string[] | undefined = tags;
+    // @ts-expect-error id is a string
+    const n: number = id;
+    ctx.abortSignal.throwIfAborted();
+    return { id, v, t, n, call: ctx.callId, left: ctx.deadline - Date.now() };
+  },
+});
+
+const agent = new Agent({
+  model: "openai:gpt-4o-mini",
+  instructions: "You handle refunds.",
+  tools: [refund, lookup],
+  onToolException: "returnGeneric",
+});
+// @ts-expect-error not a policy
+new Agent({ model: "openai:gpt-4o-mini", onToolException: "ignore" });
+
+async function main(): Promise<void> {
+  const r: Response = await agent.run("Refund 900 EUR on A-1001");
+  console.log(r.text, r.usage.inputTokens, r.status);
+  const m: Message = r.messages[0];
+  const b: Block = m.content[0];
+  if (b.type === "tool_call") console.log(b.tool_call.name, b.tool_call.arguments);
+  if (r.status === "requires_approval") {
+    const p: ApprovalRequest = r.pending[0];
+    await agent.resume(r, [approve(p), edit("c2", { id: "x" }), reject("c3", "no"), answer("c4", "done by hand")]);
+  }
+  const doc: ResponseDocument = r.toJSON();
+  Response.fromJSON(doc);
+  for await (const e of agent.stream("hi", { turns: [r], deps: { db: 1 } })) {
+    const ev: RunEvent = e;
+    if (ev.type === "text_delta") console.log(ev.text);
+    if (ev.type === "run_completed") console.log(ev.response.text);
+  }
+  try {
+    await agent.run([{ role: "user", content: [{ type: "text", text: "hi" }] }]);
+  } catch (e) {
+    if (e instanceof RunError) console.log(e.code, e.cause, e.response?.status);
+  }
+  format.validate(doc, "response");
+  // @ts-expect-error not a kind
+  format.validate(doc, "nope");
+}
+void main;
