@@ -9,6 +9,8 @@ const native = require("./native.cjs");
 const { ConfigError, RunError, guard, rethrow } = require("./errors.cjs");
 const { Response } = require("./response.cjs");
 const { Model } = require("./model.cjs");
+const { Provider } = require("./providers.cjs");
+const { Store } = require("./store.cjs");
 const { isTool } = require("./tool.cjs");
 const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
@@ -38,6 +40,31 @@ function pendingOf(paused) {
   } catch {
     return [];
   }
+}
+
+/** Checks the options of a run on a stored thread. */
+function onThread(store, threadId, turns, runId) {
+  if (!(store instanceof Store)) throw new ConfigError(`store: expected a Store, got ${describe(store)}`);
+  if (typeof threadId !== "string") {
+    throw new ConfigError(`threadId: a run on a store needs its thread's id, got ${describe(threadId)}`);
+  }
+  if (turns !== undefined) throw new ConfigError("turns: a run on a stored thread takes its history from the store");
+  if (runId !== undefined) throw new ConfigError("runId: a run on a stored thread gets its id from the store");
+}
+
+/** The id of a paused run (a Response, its JSON text or object). */
+function idOf(paused) {
+  let id;
+  if (paused instanceof Response) id = paused.id;
+  else {
+    try {
+      id = (typeof paused === "string" ? JSON.parse(paused) : paused)?.id;
+    } catch {
+      id = undefined;
+    }
+  }
+  if (typeof id !== "string") throw new ConfigError("paused: a stored run is named by its response's id, and this one has none");
+  return id;
 }
 
 /** The call whose unexpected failure stopped the run (its error is the cause). */
@@ -77,6 +104,7 @@ class Agent {
     }
     const {
       model,
+      provider,
       instructions,
       tools = [],
       name,
@@ -92,7 +120,7 @@ class Agent {
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -105,7 +133,15 @@ class Agent {
       );
     }
     let nativeModel;
-    if (typeof model === "string") nativeModel = model;
+    if (provider !== undefined) {
+      if (!(provider instanceof Provider)) {
+        throw new ConfigError(`provider: expected a provider (new OpenAI({...})...), got ${describe(provider)}`);
+      }
+      if (typeof model !== "string") {
+        throw new ConfigError(`model: with a provider, expected the model's name ("gpt-4o-mini"), got ${describe(model)}`);
+      }
+      nativeModel = provider.model(model)._native;
+    } else if (typeof model === "string") nativeModel = model;
     else if (model instanceof Model) nativeModel = model._native;
     else throw new ConfigError(`model: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(model)}`);
     const settings = {
@@ -156,12 +192,32 @@ class Agent {
    * to every tool as `ctx.deps`).
    */
   async run(input, options = {}) {
-    const { turns, runId, threadId, deps } = options;
+    const { turns, runId, threadId, deps, store } = options;
+    if (store !== undefined) onThread(store, threadId, turns, runId);
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
-      const text = await guard(() =>
-        this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId),
-      ).catch(rethrow);
+      const text =
+        store === undefined
+          ? await guard(() => this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId)).catch(
+              rethrow,
+            )
+          : await (await store._native()).run(this.#native, tag, threadId, JSON.stringify(input)).catch(rethrow);
+      return finish(text, dispatch.endRun(tag));
+    } finally {
+      dispatch.endRun(tag);
+    }
+  }
+
+  /**
+   * Runs a stored thread again with no new input (after a failed run: the
+   * history already holds what the model needs).
+   */
+  async retry(threadId, options = {}) {
+    const { store, deps } = options;
+    onThread(store, threadId, undefined, undefined);
+    const tag = dispatch.beginRun(deps, this.#keepFailures);
+    try {
+      const text = await (await store._native()).run(this.#native, tag, threadId, undefined).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
     } finally {
       dispatch.endRun(tag);
@@ -170,7 +226,10 @@ class Agent {
 
   /** The run as events (`for await (const e of agent.stream(input))`). */
   stream(input, options = {}) {
-    const { turns, runId, threadId, deps } = options;
+    const { turns, runId, threadId, deps, store } = options;
+    if (store !== undefined) {
+      throw new ConfigError("stream: runs on stored threads are not streamed (use run with store)");
+    }
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
       const s = guard(() => this.#native.stream(tag, JSON.stringify(input), turnsJson(turns), runId, threadId));
@@ -188,13 +247,19 @@ class Agent {
    * decisions throw DecisionError and nothing runs.
    */
   async resume(paused, decisions, options = {}) {
-    const { turns, deps } = options;
+    const { turns, deps, store } = options;
+    let runId;
+    if (store !== undefined) {
+      onThread(store, "(from the paused run)", turns, undefined);
+      runId = idOf(paused);
+    }
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
       const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
-      const text = await guard(() => this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns))).catch(
-        rethrow,
-      );
+      const text =
+        store === undefined
+          ? await guard(() => this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns))).catch(rethrow)
+          : await (await store._native()).resume(this.#native, tag, runId, d).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
     } finally {
       dispatch.endRun(tag);
@@ -203,7 +268,10 @@ class Agent {
 
   /** `resume` as events. */
   resumeStream(paused, decisions, options = {}) {
-    const { turns, deps } = options;
+    const { turns, deps, store } = options;
+    if (store !== undefined) {
+      throw new ConfigError("resumeStream: runs on stored threads are not streamed (use resume with store)");
+    }
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
       const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));

@@ -42,6 +42,24 @@ function parse(jsonText, kind = "conversation") {
   return JSON.parse(guard(() => native.canonical(kind, String(jsonText))));
 }
 
+/**
+ * A request or a response from one format to another: canonical,
+ * openai-chat, openai-responses, anthropic, gemini (what `parlance
+ * convert` does). Writing a provider's request needs `model` (or a model
+ * named by the input). Anything dropped on the way is a process warning
+ * (`ParlanceConvertWarning`); `onWarning` receives them instead.
+ */
+function convert(value, { from, to, kind = "request", model, onWarning } = {}) {
+  const { output, warnings } = JSON.parse(
+    guard(() => native.convert(text(value), String(from), String(to), String(kind), model)),
+  );
+  for (const w of warnings) {
+    if (onWarning) onWarning(w);
+    else process.emitWarning(w, "ParlanceConvertWarning");
+  }
+  return output;
+}
+
 /** A published JSON Schema: message (default), content-block, tool-spec, response, decision. */
 function schema(name = "message") {
   return JSON.parse(guard(() => native.schema(name)));
@@ -49,4 +67,4 @@ function schema(name = "message") {
 
 const FORMAT_VERSION = native.formatVersion();
 
-module.exports = { canonical, validate, stringify, parse, schema, FORMAT_VERSION };
+module.exports = { canonical, validate, stringify, parse, convert, schema, FORMAT_VERSION };

@@ -5,6 +5,8 @@
 const { Agent, RunStream } = require("./agent.cjs");
 const { tool } = require("./tool.cjs");
 const { Model } = require("./model.cjs");
+const { Store } = require("./store.cjs");
+const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini } = require("./providers.cjs");
 const { Response } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
 const errors = require("./errors.cjs");
@@ -16,6 +18,12 @@ module.exports = {
   RunStream,
   tool,
   Model,
+  Provider,
+  OpenAI,
+  OpenAIResponses,
+  Anthropic,
+  Gemini,
+  Store,
   Response,
   approve,
   edit,

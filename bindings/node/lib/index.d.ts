@@ -178,6 +178,50 @@ export declare class Model {
   readonly modelId: string;
 }
 
+/** A provider's settings, for its models: `new OpenAI({ baseURL, apiKey }).model("gpt-4o-mini")`. */
+export declare class Provider {
+  constructor(settings?: ModelSettings);
+  /** The provider's name in model strings (`openai`...). */
+  readonly name: string;
+  /** A model of this provider (a `provider:` prefix is allowed). */
+  model(name: string): Model;
+}
+/** OpenAI's Chat Completions API (and any server that speaks it). */
+export declare class OpenAI extends Provider {}
+/** OpenAI's Responses API. */
+export declare class OpenAIResponses extends Provider {}
+/** Anthropic's Messages API. */
+export declare class Anthropic extends Provider {}
+/** Google's Gemini API. */
+export declare class Gemini extends Provider {}
+
+// ---------------------------------------------------------------- threads
+
+/** A stored run (what `store.runs` lists). */
+export interface RunRecord {
+  id: string;
+  thread_id: string;
+  status: string;
+  [key: string]: JsonValue;
+}
+
+/** Threads in SQLite or PostgreSQL. */
+export declare class Store {
+  /** `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`: opens (and migrates) in the background. */
+  constructor(url: string);
+  /** Opens now; a store that cannot be opened throws StoreError here. */
+  static open(url: string): Promise<Store>;
+  readonly url: string;
+  /** A new thread; its id. */
+  createThread(metadata?: { [key: string]: JsonValue }): Promise<string>;
+  /** The thread's messages, in order. */
+  messages(threadId: string): Promise<Message[]>;
+  /** The thread's runs, oldest first. */
+  runs(threadId: string): Promise<RunRecord[]>;
+  /** Deletes a thread (refused while a run is active on it). */
+  deleteThread(threadId: string): Promise<void>;
+}
+
 // ---------------------------------------------------------------- runs
 
 /** What an unexpected tool failure becomes (snake_case spellings accepted). */
@@ -187,8 +231,10 @@ export type OnToolException = "returnToModel" | "returnGeneric" | "fail" | "retu
 export type ModelCallSettings = { [option: string]: JsonValue };
 
 export interface AgentOptions {
-  /** A model string (`"openai:gpt-4o-mini"`) or a Model. */
+  /** A model string (`"openai:gpt-4o-mini"`) or a Model; with `provider`, the model's name. */
   model: string | Model;
+  /** The provider of `model` (its base URL, key...). */
+  provider?: Provider;
   /** The system instructions. */
   instructions?: string;
   tools?: readonly Tool<any>[];
@@ -224,11 +270,19 @@ export interface RunOptions<Deps = unknown> {
   threadId?: string;
   /** Handed to every tool of the run as `ctx.deps`. */
   deps?: Deps;
+  /**
+   * Run on a stored thread (`threadId` names it): its history comes from the
+   * store, each step is committed as it completes, and one run at a time
+   * holds the thread (StoreError `busy` otherwise). No `turns`, no `runId`.
+   */
+  store?: Store;
 }
 
 export interface ResumeOptions<Deps = unknown> {
   turns?: readonly Turn[];
   deps?: Deps;
+  /** The paused run is the one stored on its thread (the response names it). */
+  store?: Store;
 }
 
 /** Token counts summed over a run. */
@@ -297,8 +351,10 @@ export declare class Agent {
   readonly settings: { [key: string]: JsonValue };
   /** Runs the agent; a failed run throws RunError. */
   run(input: RunInput, options?: RunOptions): Promise<Response>;
-  /** The run as events. */
+  /** The run as events (not on stored threads). */
   stream(input: RunInput, options?: RunOptions): RunStream;
+  /** Runs a stored thread again with no new input (after a failed run). */
+  retry(threadId: string, options: { store: Store; deps?: unknown }): Promise<Response>;
   /** Applies decisions to a paused run and goes on; refused decisions throw DecisionError. */
   resume(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): Promise<Response>;
   /** `resume` as events. */
@@ -363,6 +419,21 @@ export declare const format: {
   stringify(value: unknown, kind?: DocumentKind): string;
   /** Reads JSON text as `kind`; gives its canonical form. */
   parse(jsonText: string, kind?: DocumentKind): JsonValue;
+  /**
+   * A request or a response from one format to another (`canonical`,
+   * `openai-chat`, `openai-responses`, `anthropic`, `gemini`); what is
+   * dropped on the way is a process warning, or goes to `onWarning`.
+   */
+  convert(
+    value: unknown,
+    options: {
+      from: string;
+      to: string;
+      kind?: "request" | "response";
+      model?: string;
+      onWarning?: (warning: string) => void;
+    },
+  ): JsonValue;
   /** A published JSON Schema. */
   schema(name?: "message" | "content-block" | "tool-spec" | "response" | "decision"): { [key: string]: JsonValue };
   readonly FORMAT_VERSION: string;

@@ -8,11 +8,13 @@
 // Public so that the exported functions count as used in every build
 // (napi registers them at load time, which the compiler cannot see).
 pub mod agent;
+pub mod convert;
 pub mod errors;
 pub mod format;
 pub mod host;
 pub mod input;
 pub mod models;
+pub mod store;
 pub mod stream;
 
 pub use agent::{NativeAgent, ToolDef};

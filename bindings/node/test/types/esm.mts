@@ -2,7 +2,7 @@
 // from zod and from JSON Schema with their inferred argument types, and the
 // format's generated types. Each @ts-expect-error must be an error: an
 // inference that fell back to `any` would make it unused, and fail.
-import { Agent, tool, ToolError, approve, edit, reject, answer, Response, format, RunError } from "parlance-ai";
+import { Agent, tool, ToolError, approve, edit, reject, answer, Response, format, RunError, Store, OpenAI, StoreError } from "parlance-ai";
 import type { Message, Block, ApprovalRequest, ResponseDocument, RunEvent } from "parlance-ai";
 import { z } from "zod";
 
@@ -67,6 +67,13 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof RunError) console.log(e.code, e.cause, e.response?.status);
   }
+  const store = new Store("sqlite://parlance.db");
+  const thread: string = await store.createThread({ customer: "ada" });
+  const onThread = new Agent({ model: "gpt-4o-mini", provider: new OpenAI({ baseURL: "http://127.0.0.1:1/v1", apiKey: "k" }) });
+  await onThread.run("hi", { store, threadId: thread });
+  await onThread.retry(thread, { store }).catch((e: unknown) => e instanceof StoreError && e.kind === "busy");
+  const converted = format.convert({ messages: [] }, { from: "canonical", to: "anthropic", model: "claude-sonnet-4-5" });
+  console.log(converted);
   format.validate(doc, "response");
   // @ts-expect-error not a kind
   format.validate(doc, "nope");

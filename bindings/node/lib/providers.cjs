@@ -1,0 +1,50 @@
+"use strict";
+// Providers as objects, for a base URL, key, headers or timeouts of your
+// own: `new OpenAI({ baseURL, apiKey }).model("gpt-4o-mini")`, or
+// `new Agent({ model: "gpt-4o-mini", provider: new OpenAI({...}) })`. A
+// model string ("openai:gpt-4o-mini") reads the provider's key variable
+// instead. (The Python package's OpenAI, Anthropic... the same way.)
+
+const { Model } = require("./model.cjs");
+
+class Provider {
+  /** The provider's name in model strings. */
+  static id = "";
+  #settings;
+
+  /** Settings: baseURL, apiKey, apiKeyEnv, headers, userAgent, timeouts (ms). */
+  constructor(settings = {}) {
+    this.#settings = { ...settings };
+  }
+
+  /** The provider's name. */
+  get name() {
+    return this.constructor.id;
+  }
+
+  /** The model `name` of this provider ("gpt-4o-mini"; a `provider:` prefix is allowed). */
+  model(name) {
+    const prefix = `${this.name}:`;
+    const id = typeof name === "string" && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+    return new Model(typeof id === "string" ? `${this.name}:${id}` : id, this.#settings);
+  }
+}
+
+/** OpenAI's Chat Completions API (and any server that speaks it). */
+class OpenAI extends Provider {
+  static id = "openai";
+}
+/** OpenAI's Responses API. */
+class OpenAIResponses extends Provider {
+  static id = "openai-responses";
+}
+/** Anthropic's Messages API. */
+class Anthropic extends Provider {
+  static id = "anthropic";
+}
+/** Google's Gemini API. */
+class Gemini extends Provider {
+  static id = "gemini";
+}
+
+module.exports = { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini };

@@ -1,0 +1,60 @@
+// Providers by string or object, and conversion between wire formats.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { Agent, Model, OpenAI, Anthropic, ConfigError, format, FormatError } from "parlance-ai";
+import { startMock, text } from "./helpers/mock.mjs";
+
+test("a provider object: base URL, key and headers of your own", async (t) => {
+  const mock = await startMock([text("hi"), text("hi again")]);
+  t.after(mock.close);
+  const openai = new OpenAI({ baseURL: mock.url, apiKey: "sk-own", headers: { "x-team": "refunds" }, userAgent: "shop/1.0" });
+  const byModel = new Agent({ model: openai.model("gpt-4o-mini") });
+  assert.equal((await byModel.run("hello")).text, "hi");
+  const byName = new Agent({ model: "openai:gpt-4o-mini", provider: openai });
+  assert.equal((await byName.run("hello")).text, "hi again");
+  for (const r of mock.requests) {
+    assert.equal(r.headers.authorization, "Bearer sk-own");
+    assert.equal(r.headers["x-team"], "refunds");
+    assert.equal(r.headers["user-agent"], "shop/1.0");
+    assert.equal(r.body.model, "gpt-4o-mini");
+  }
+  assert.equal(openai.model("gpt-4o").provider, "openai");
+  assert.equal(openai.model("gpt-4o").modelId, "gpt-4o");
+});
+
+test("model strings and their errors", () => {
+  const saved = process.env.ANTHROPIC_API_KEY;
+  delete process.env.ANTHROPIC_API_KEY;
+  try {
+    assert.throws(() => new Model("anthropic:claude-sonnet-4-5"), /ANTHROPIC_API_KEY is not set/);
+    assert.equal(new Anthropic({ apiKey: "k" }).model("claude-sonnet-4-5").provider, "anthropic");
+  } finally {
+    if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+  }
+  assert.throws(() => new Model("nope:x", { apiKey: "k" }), (e) => e instanceof ConfigError && /nope/.test(e.message));
+  assert.throws(() => new Model("openai:gpt-4o", { baseUrl: "x" }), /unknown setting "baseUrl"/);
+  assert.throws(() => new Agent({ model: 42 }), ConfigError);
+});
+
+test("format.convert: a provider's request to another's, through the canonical format", () => {
+  const openaiRequest = {
+    model: "gpt-4o-mini",
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Paris"}' } }] },
+      { role: "tool", tool_call_id: "call_1", content: "Sunny" },
+    ],
+  };
+  const canonical = format.convert(openaiRequest, { from: "openai-chat", to: "canonical" });
+  assert.equal(canonical.model, "gpt-4o-mini");
+  assert.deepEqual(canonical.messages[2].content[0], { type: "tool_call", tool_call: { id: "call_1", name: "weather", arguments: { city: "Paris" } } });
+  const anthropic = format.convert(openaiRequest, { from: "openai-chat", to: "anthropic", model: "claude-sonnet-4-5" });
+  assert.equal(anthropic.model, "claude-sonnet-4-5");
+  assert.equal(anthropic.system, "Be brief.");
+  assert.equal(anthropic.messages.at(-1).content[0].tool_use_id, "call_1");
+  assert.throws(() => format.convert(openaiRequest, { from: "openai-chat", to: "mistral" }), /to: unknown format "mistral"/);
+  assert.throws(() => format.convert({ messages: [{ role: "robot", content: [] }] }, { from: "canonical", to: "anthropic", model: "m" }), FormatError);
+  assert.throws(() => format.convert([], { from: "canonical", to: "anthropic" }), /model: required to write a request/);
+});

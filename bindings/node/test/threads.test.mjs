@@ -1,0 +1,108 @@
+// Runs on threads stored in a real SQLite file: history from the store,
+// a paused run resumed by a fresh agent and store (as another process
+// would), a failed run retried, one run at a time per thread.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { Store, StoreError, ConfigError, tool, approve } from "parlance-ai";
+import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
+import { agentFor, results, textOf, sleep } from "./helpers/agents.mjs";
+
+function dbFile(t) {
+  // A fresh folder beside the installed package (inside the repository's target/).
+  const dir = mkdtempSync(join(process.cwd(), "db-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return `sqlite://${join(dir, "threads.db")}`;
+}
+
+test("runs on a thread: the history comes from the store", async (t) => {
+  const mock = await startMock([text("Hello Ada."), text("You are Ada.")]);
+  t.after(mock.close);
+  const store = await Store.open(dbFile(t));
+  const thread = await store.createThread({ customer: "ada" });
+  const agent = agentFor(mock, { instructions: "Be brief." });
+  const first = await agent.run("I am Ada.", { store, threadId: thread });
+  assert.equal(first.threadId, thread);
+  const second = await agent.run("Who am I?", { store, threadId: thread });
+  assert.equal(second.text, "You are Ada.");
+  assert.deepEqual(
+    mock.requests[1].body.messages.map((m) => m.content),
+    ["Be brief.", "I am Ada.", "Hello Ada.", "Who am I?"],
+  );
+  const stored = await store.messages(thread);
+  assert.equal(stored.length, 4);
+  const runs = await store.runs(thread);
+  assert.deepEqual(runs.map((r) => r.status), ["completed", "completed"]);
+});
+
+test("a paused run on a thread resumes from the store alone, with a fresh agent and store", async (t) => {
+  const ran = [];
+  const refund = tool({
+    name: "refund",
+    parameters: { type: "object", properties: { amount: { type: "integer" } }, required: ["amount"] },
+    needsApproval: true,
+    execute: ({ amount }) => {
+      ran.push(amount);
+      return `refunded ${amount}`;
+    },
+  });
+  const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 20 }]), () => text("Refunded.")));
+  t.after(mock.close);
+  const url = dbFile(t);
+  const store = await Store.open(url);
+  const thread = await store.createThread();
+  const paused = await agentFor(mock, { tools: [refund] }).run("Refund 20", { store, threadId: thread });
+  assert.equal(paused.status, "requires_approval");
+  // Elsewhere, later: only the stored JSON and the database.
+  const again = new Store(url);
+  const r = await agentFor(mock, { tools: [refund] }).resume(paused.toString(), [approve("c1")], { store: again });
+  assert.equal(r.status, "completed");
+  assert.deepEqual(ran, [20]);
+  assert.equal(textOf(results(r).c1), "refunded 20");
+  const history = await again.messages(thread);
+  assert.equal(history.at(-1).content[0].text, "Refunded.");
+});
+
+test("a failed run is retried on its thread; one run at a time holds a thread", async (t) => {
+  let fail = true;
+  // Without a reply the mock answers 500: a model error.
+  const mock = await startMock(() => (fail ? undefined : text("Back again.")));
+  t.after(mock.close);
+  const store = await Store.open(dbFile(t));
+  const thread = await store.createThread();
+  const agent = agentFor(mock, { modelSettings: {} });
+  const err = await agent.run("hi", { store, threadId: thread }).catch((e) => e);
+  assert.equal(err.name, "RunError");
+  assert.equal(err.code, "model_error");
+  fail = false;
+  const r = await agent.retry(thread, { store });
+  assert.equal(r.text, "Back again.");
+  assert.deepEqual((await store.runs(thread)).map((x) => x.status), ["failed", "completed"]);
+
+  // A slow tool holds the thread; a second run on it is refused.
+  const slow = tool({ name: "slow", execute: async () => { await sleep(300); return "done"; } });
+  const m2 = await startMock(afterTools(calls(["s1", "slow", {}]), () => text("ok")));
+  t.after(m2.close);
+  const busyAgent = agentFor(m2, { tools: [slow] });
+  const running = busyAgent.run("go", { store, threadId: thread });
+  await sleep(100);
+  await assert.rejects(busyAgent.run("again", { store, threadId: thread }), (e) => {
+    assert.ok(e instanceof StoreError, e);
+    assert.equal(e.kind, "busy");
+    assert.match(e.message, /is busy/);
+    return true;
+  });
+  assert.equal((await running).text, "ok");
+});
+
+test("bad store use is a clear error", async (t) => {
+  await assert.rejects(Store.open("mysql://nope"), StoreError);
+  const store = new Store(dbFile(t));
+  await assert.rejects(store.messages("thread_nope"), (e) => e instanceof StoreError && e.kind === "not_found");
+  const mock = await startMock([]);
+  t.after(mock.close);
+  await assert.rejects(agentFor(mock).run("hi", { store }), ConfigError);
+  await assert.rejects(agentFor(mock).run("hi", { store: {}, threadId: "x" }), ConfigError);
+});
