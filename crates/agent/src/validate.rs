@@ -336,7 +336,24 @@ fn describe(error: &ValidationError<'_>, root: &Value) -> Vec<String> {
             )
         }
         ValidationErrorKind::Not { .. } => format!("{p}: is not allowed here, got {got}"),
-        ValidationErrorKind::FalseSchema => format!("{p}: is not allowed"),
+        ValidationErrorKind::FalseSchema => {
+            // `additionalProperties: false` with no properties at all: the
+            // validator points at the object; every key is unexpected.
+            let object = error
+                .schema_path()
+                .as_str()
+                .ends_with("/additionalProperties")
+                .then(|| root.pointer(error.instance_path().as_str()))
+                .flatten()
+                .and_then(Value::as_object);
+            if let Some(object) = object {
+                return object
+                    .keys()
+                    .map(|k| format!("{}: unexpected property", join(&path, k)))
+                    .collect();
+            }
+            format!("{p}: is not allowed")
+        }
         ValidationErrorKind::PropertyNames { error } => {
             format!("{p}: property name {}", error.kind_message())
         }

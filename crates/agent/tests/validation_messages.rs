@@ -138,3 +138,26 @@ fn awkward_property_names_are_quoted() {
         [format!("[\"{}…\"]: unexpected property", "k".repeat(40))]
     );
 }
+
+#[test]
+fn names_with_spaces_and_names_of_exactly_40_characters() {
+    let schema = json!({"type": "object", "properties": {"x": {}}, "additionalProperties": false});
+    assert_eq!(
+        problems(schema.clone(), json!({"has space": 1})),
+        ["[\"has space\"]: unexpected property"]
+    );
+    let forty = format!("{}.b", "a".repeat(38));
+    assert_eq!(
+        problems(schema, json!({forty.clone(): 1})),
+        [format!("[\"{forty}\"]: unexpected property")],
+        "a quoted name of 40 characters is shown whole"
+    );
+}
+
+#[test]
+fn the_fast_check_and_the_debug_form() {
+    let v = ArgValidator::new("t", &json!({"type": "integer"})).unwrap();
+    assert!(v.is_valid(&json!(3)));
+    assert!(!v.is_valid(&json!("3")));
+    assert_eq!(format!("{v:?}"), "ArgValidator");
+}
