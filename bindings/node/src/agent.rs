@@ -134,7 +134,7 @@ fn string(what: &str, v: &Value) -> napi::Result<String> {
 
 /// Compiles a tool's schema: an error names the tool (thrown where the
 /// tool is defined, not when an agent is built).
-#[napi]
+#[napi(catch_unwind)]
 pub fn check_tool_schema(name: String, schema: String) -> napi::Result<()> {
     let schema = parse(&format!("tool {name}: parameters"), &schema)?;
     ArgValidator::new(&name, &schema)
@@ -210,7 +210,7 @@ where
 impl NativeAgent {
     /// Builds the agent; `call`, `abort` and `approve` are the package's
     /// dispatcher functions (see `host.rs`).
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         settings: String,
         model: Either<String, &NativeModel>,
@@ -247,7 +247,7 @@ impl NativeAgent {
     }
 
     /// A run: a promise of the response's canonical JSON.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn run(
         &self,
         env: &Env,
@@ -266,7 +266,7 @@ impl NativeAgent {
     }
 
     /// A run as a stream of events.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn stream(
         &self,
         tag: u32,
@@ -282,7 +282,7 @@ impl NativeAgent {
 
     /// Applies decisions to a paused run and goes on: a promise of the
     /// response's JSON; refused decisions reject with a `DecisionError`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn resume(
         &self,
         env: &Env,
@@ -300,7 +300,7 @@ impl NativeAgent {
     }
 
     /// `resume` as a stream of events.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn resume_stream(
         &self,
         tag: u32,

@@ -116,7 +116,7 @@ fn canonical_document(model: Option<String>, req: &ModelRequest) -> Value {
 /// `anthropic`, `gemini`. Writing a provider's request needs the model
 /// (`model`, or the one the input names). Gives JSON text of
 /// `{"output": ..., "warnings": [...]}` (what was dropped or degraded).
-#[napi]
+#[napi(catch_unwind)]
 pub fn convert(
     value: String,
     from: String,

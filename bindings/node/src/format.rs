@@ -41,7 +41,7 @@ fn canonical_json(kind: &str, value: &Value) -> napi::Result<String> {
 /// Reads JSON text as a `kind` document and gives its canonical JSON text
 /// (older shapes read into today's); a `FormatError` names the path of the
 /// first problem. JSON syntax errors are worded as Rust words them.
-#[napi]
+#[napi(catch_unwind)]
 pub fn canonical(kind: String, text: String) -> napi::Result<String> {
     if kind == "conversation"
         && let Err(e) = parse_conversation(&text)
@@ -60,7 +60,7 @@ pub fn canonical(kind: String, text: String) -> napi::Result<String> {
 
 /// A published JSON Schema (JSON text): `message`, `content-block`,
 /// `tool-spec`, `response` or `decision`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn schema(name: String) -> napi::Result<String> {
     let file = format!("{}.schema.json", name.trim_end_matches(".schema.json"));
     match schema::by_name(&file) {
@@ -72,7 +72,7 @@ pub fn schema(name: String) -> napi::Result<String> {
 }
 
 /// The version of the canonical format.
-#[napi]
+#[napi(catch_unwind)]
 pub fn format_version() -> &'static str {
     parlance::format::FORMAT_VERSION
 }

@@ -182,7 +182,7 @@ pub async fn call_tool(host: Arc<Host>, index: u32, args: Value, ctx: ToolContex
 /// `kind` 0 = returned (`value`: JSON text, or nothing), 1 = `ToolError`
 /// (`value`: its message), 2 = any other error (`value`: its message,
 /// `error_type`: its name). A call the engine gave up on is ignored.
-#[napi]
+#[napi(catch_unwind)]
 pub fn complete(token: i64, kind: u32, value: Option<String>, error_type: Option<String>) {
     let Some(tx) = pending().lock().expect("not poisoned").remove(&token) else {
         return;

@@ -22,7 +22,27 @@ pub use models::NativeModel;
 pub use stream::NativeStream;
 
 /// The crate's version (the package's).
-#[napi_derive::napi]
+#[napi_derive::napi(catch_unwind)]
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
+}
+
+/// Panics in Rust, on purpose, the two ways a call reaches Rust (`sync`:
+/// in the call; `async`: in the future behind a promise). For the tests
+/// that check no panic reaches a user as anything but an exception.
+#[napi_derive::napi(catch_unwind)]
+pub fn panic_for_tests(
+    env: &napi::Env,
+    how: String,
+) -> napi::Result<napi::bindgen_prelude::AsyncBlock<()>> {
+    let message = format!("deliberate panic ({how})");
+    if how == "sync" {
+        panic!("{message}");
+    }
+    agent::promise(env, async move {
+        if !message.is_empty() {
+            panic!("{message}");
+        }
+        Ok(())
+    })
 }

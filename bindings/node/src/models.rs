@@ -52,7 +52,7 @@ impl NativeModel {
     /// A model from a string and optional settings. The key comes from the
     /// settings or the provider's variable: a missing one is an error here,
     /// before any request.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(spec: String, settings: Option<ModelSettings>) -> napi::Result<Self> {
         let Some(s) = settings else {
             let model = parlance::model(&spec).map_err(|e| build_error(&e))?;

@@ -34,7 +34,7 @@ pub struct NativeStore {
 
 /// Opens a store (migrating its schema): `sqlite://parlance.db`,
 /// `sqlite::memory:`, `postgres://...`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn open_store(env: &Env, url: String) -> napi::Result<AsyncBlock<NativeStore>> {
     promise(env, async move {
         let store = Store::open(&url).await.map_err(|e| store_error(&e))?;
@@ -45,7 +45,7 @@ pub fn open_store(env: &Env, url: String) -> napi::Result<AsyncBlock<NativeStore
 #[napi]
 impl NativeStore {
     /// A new thread (`metadata`: JSON text of an object); its id.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn create_thread(
         &self,
         env: &Env,
@@ -66,7 +66,7 @@ impl NativeStore {
     }
 
     /// A thread's messages, in order (JSON text of the list).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn messages(&self, env: &Env, thread_id: String) -> napi::Result<AsyncBlock<String>> {
         let store = self.store.clone();
         promise(env, async move {
@@ -79,7 +79,7 @@ impl NativeStore {
     }
 
     /// A thread's runs, oldest first (JSON text of the list).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn runs(&self, env: &Env, thread_id: String) -> napi::Result<AsyncBlock<String>> {
         let store = self.store.clone();
         promise(env, async move {
@@ -89,7 +89,7 @@ impl NativeStore {
     }
 
     /// Deletes a thread (refused while a run is active on it).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn delete_thread(&self, env: &Env, thread_id: String) -> napi::Result<AsyncBlock<()>> {
         let store = self.store.clone();
         promise(env, async move {
@@ -102,7 +102,7 @@ impl NativeStore {
 
     /// Runs `agent` on a thread with new input (none: a retry, after a
     /// failed run); a promise of the response's JSON.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn run(
         &self,
         env: &Env,
@@ -127,7 +127,7 @@ impl NativeStore {
     }
 
     /// Applies decisions to the run waiting on them (from the store alone).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn resume(
         &self,
         env: &Env,

@@ -80,7 +80,7 @@ pub fn event_json(e: &RunEvent) -> String {
 #[napi]
 impl NativeStream {
     /// The next event (JSON text), or nothing once the run is over.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next(&self, env: &Env) -> napi::Result<AsyncBlock<Option<String>>> {
         let state = Arc::clone(&self.state);
         promise(env, async move {
