@@ -171,17 +171,12 @@ fn shown(path: &str) -> &str {
 pub(crate) fn brief(v: &Value) -> String {
     match v {
         // JSON's own escaping (newlines as \n), cut to 40 characters.
-        Value::String(s) => {
-            let short: String = s.chars().take(SHOWN_CHARS + 1).collect();
-            let quoted = serde_json::to_string(&short).expect("a string");
-            if s.chars().count() > SHOWN_CHARS {
-                let inner: String = short.chars().take(SHOWN_CHARS).collect();
-                let q = serde_json::to_string(&inner).expect("a string");
-                format!("{}…\"", &q[..q.len() - 1])
-            } else {
-                quoted
-            }
+        Value::String(s) if s.chars().count() > SHOWN_CHARS => {
+            let inner: String = s.chars().take(SHOWN_CHARS).collect();
+            let q = serde_json::to_string(&inner).expect("a string");
+            format!("{}…\"", &q[..q.len() - 1])
         }
+        Value::String(s) => serde_json::to_string(s).expect("a string"),
         Value::Array(a) => format!(
             "an array of {} item{}",
             a.len(),
