@@ -161,3 +161,15 @@ fn the_fast_check_and_the_debug_form() {
     assert!(!v.is_valid(&json!("3")));
     assert_eq!(format!("{v:?}"), "ArgValidator");
 }
+
+#[test]
+fn numbers_are_named_by_their_kind() {
+    assert_eq!(
+        one(json!({"type": "string"}), json!(u64::MAX)),
+        "(arguments): must be a string, got integer 18446744073709551615"
+    );
+    assert_eq!(
+        one(json!({"type": "string"}), json!(-1.5)),
+        "(arguments): must be a string, got number -1.5"
+    );
+}
