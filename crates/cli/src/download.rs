@@ -157,6 +157,7 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string)
             };
+            // `total`: the whole file's size, when the server says it.
             let (start, total) = match status {
                 206 => match header("content-range").as_deref().and_then(content_range) {
                     Some((s, t)) if s == have => (s, t),
@@ -189,7 +190,6 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
                 }
                 s => return Err(format!("HTTP {s}")),
             };
-            let total = total.or_else(|| resp.content_length().map(|n| n + start));
             let b = bar.get_or_insert_with(|| new_bar(total, &name));
             if let Some(t) = total {
                 b.set_length(t);

@@ -21,6 +21,11 @@ enum Act {
     IgnoreRange,
     /// Answers this status with no body.
     Status(u16),
+    /// Answers 206 for the whole file whatever part was asked for.
+    WrongStart,
+    /// Answers the part asked for, chunked, but ends it cleanly after this
+    /// many bytes.
+    ChunkedShort(usize),
 }
 
 struct FileServer {
@@ -81,17 +86,43 @@ async fn serve(body: Vec<u8>, script: Vec<Act>) -> FileServer {
                     .and_then(|r| r.strip_suffix('-'))
                     .and_then(|s| s.parse().ok())
                     .unwrap_or(0);
+                let total = body.len();
+                let partial = if start > 0 { 206 } else { 200 };
                 let (status, from, limit) = match act {
+                    // As servers do: nothing left to send is a 416.
+                    _ if start >= total && !matches!(act, Act::IgnoreRange) => (416, 0, Some(0)),
                     Act::Status(s) => (s, 0, Some(0)),
                     Act::IgnoreRange => (200, 0, None),
-                    Act::Full => (if start > 0 { 206 } else { 200 }, start, None),
-                    Act::Cut(k) => (if start > 0 { 206 } else { 200 }, start, Some(k)),
+                    Act::WrongStart => (206, 0, None),
+                    Act::Full => (partial, start, None),
+                    Act::Cut(k) | Act::ChunkedShort(k) => (partial, start, Some(k)),
                 };
-                let total = body.len();
                 let mut head = format!("HTTP/1.1 {status} X\r\nconnection: close\r\n");
+                if status == 416 {
+                    head.push_str(&format!(
+                        "content-range: bytes */{total}\r\ncontent-length: 0\r\n\r\n"
+                    ));
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    return;
+                }
                 if matches!(act, Act::Status(_)) {
                     head.push_str("content-length: 0\r\n\r\n");
                     let _ = sock.write_all(head.as_bytes()).await;
+                    return;
+                }
+                if let Act::ChunkedShort(k) = act {
+                    head.push_str("transfer-encoding: chunked\r\n");
+                    head.push_str(&format!(
+                        "content-range: bytes {from}-{}/{total}\r\n\r\n",
+                        total - 1
+                    ));
+                    let end = (from + k).min(total);
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    let _ = sock
+                        .write_all(format!("{:x}\r\n", end - from).as_bytes())
+                        .await;
+                    let _ = sock.write_all(&body[from..end]).await;
+                    let _ = sock.write_all(b"\r\n0\r\n\r\n").await;
                     return;
                 }
                 head.push_str(&format!("content-length: {}\r\n", total - from));
@@ -174,6 +205,14 @@ async fn a_cut_download_resumes_where_it_stopped_and_is_checked() {
     assert!(err.contains("resuming from 1.20 MB"), "{err}");
     assert!(err.contains("downloaded 3.00 MB in"), "{err}");
     assert!(err.contains("SHA-256 verified"), "{err}");
+    assert!(!err.contains("(0 B/s)"), "a speed: {err}");
+    for not in [
+        "an earlier download stopped there",
+        "cannot resume",
+        "resumed at",
+    ] {
+        assert!(!err.contains(not), "a fresh download: {err}");
+    }
     // Listed like any model of the cache.
     let listed = Command::new(env!("CARGO_BIN_EXE_parlance"))
         .args(["model", "list"])
@@ -206,6 +245,13 @@ async fn a_download_that_stops_for_good_resumes_on_the_next_run() {
         "{err}"
     );
     assert!(err.contains("HTTP 503"), "{err}");
+    // Waits that double between tries.
+    for wait in ["in 0.2 s", "in 0.5 s", "in 1.0 s", "in 2.0 s"] {
+        assert!(
+            err.contains(&format!("resuming from 1.00 MB {wait}")),
+            "{wait}: {err}"
+        );
+    }
     let part = cache.join("tiny-model.gguf.part");
     assert_eq!(std::fs::metadata(&part).unwrap().len(), 1_000_000);
     assert!(!cache.join("tiny-model.gguf").exists());
@@ -221,6 +267,10 @@ async fn a_download_that_stops_for_good_resumes_on_the_next_run() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert_eq!(*server.ranges.lock().unwrap(), ["bytes=1000000-"]);
+    assert!(
+        err.contains("resuming tiny-model.gguf from 1.00 MB (an earlier download stopped there)"),
+        "{err}"
+    );
     assert!(err.contains("resumed at 1.00 MB"), "{err}");
     assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
 }
@@ -277,4 +327,100 @@ async fn a_wrong_sha256_or_a_refusal_keeps_nothing() {
         1,
         "a 404 is not retried"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_that_is_already_whole_or_too_long_is_settled_by_the_416() {
+    let body = content();
+    let cache = temp_cache();
+    // The whole file in the part (a run stopped before renaming it).
+    std::fs::write(cache.join("tiny-model.gguf.part"), &body).unwrap();
+    let server = serve(body.clone(), vec![Act::Full]).await;
+    let out = pull(&cache, &["--url", &server.url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        *server.ranges.lock().unwrap(),
+        [format!("bytes={}-", body.len())]
+    );
+    assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
+    // Longer than the file: not this file's part; started over.
+    let cache = temp_cache();
+    let mut long = body.clone();
+    long.extend(b"more");
+    std::fs::write(cache.join("tiny-model.gguf.part"), &long).unwrap();
+    let server = serve(body.clone(), vec![Act::Full]).await;
+    let out = pull(&cache, &["--url", &server.url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        *server.ranges.lock().unwrap(),
+        [format!("bytes={}-", long.len()), String::new()]
+    );
+    assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_206_for_another_part_starts_over() {
+    let body = content();
+    let cache = temp_cache();
+    std::fs::write(cache.join("tiny-model.gguf.part"), &body[..1000]).unwrap();
+    let server = serve(body.clone(), vec![Act::WrongStart, Act::Full]).await;
+    let out = pull(&cache, &["--url", &server.url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(*server.ranges.lock().unwrap(), ["bytes=1000-", ""]);
+    assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_ends_short_of_the_size_is_resumed() {
+    let body = content();
+    let server = serve(
+        body.clone(),
+        vec![Act::Cut(1_000_000), Act::ChunkedShort(500_000), Act::Full],
+    )
+    .await;
+    let cache = temp_cache();
+    let out = pull(&cache, &["--url", &server.url]).await;
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("the connection closed at 1.50 MB of 3.00 MB"),
+        "{err}"
+    );
+    assert_eq!(
+        *server.ranges.lock().unwrap(),
+        ["", "bytes=1000000-", "bytes=1500000-"]
+    );
+    assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_from_a_path_checks_the_sha256_and_the_default_is_not_fetched_twice() {
+    let body = content();
+    let cache = temp_cache();
+    let file = cache.join("given.gguf");
+    std::fs::write(&file, &body).unwrap();
+    let to = temp_cache();
+    let path = file.to_str().unwrap();
+    let ok = pull(&to, &["--path", path, "--sha256", &sha256(&body)]).await;
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(std::fs::read(to.join("given.gguf")).unwrap(), body);
+    let wrong = pull(
+        &temp_cache(),
+        &["--path", path, "--sha256", &"1".repeat(64)],
+    )
+    .await;
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        stderr(&wrong).contains(&format!("{path}: SHA-256 mismatch")),
+        "{}",
+        stderr(&wrong)
+    );
+    let alone = pull(&to, &["--sha256", &"1".repeat(64)]).await;
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(stderr(&alone).contains("--sha256 checks a file given with --path or --url"));
+    // The default model already in the cache: its path, no download.
+    std::fs::write(to.join("SmolLM2-135M-Instruct.Q4_1.gguf"), b"GGUF").unwrap();
+    let default = pull(&to, &[]).await;
+    assert!(default.status.success(), "{}", stderr(&default));
+    assert!(String::from_utf8_lossy(&default.stdout).contains("SmolLM2-135M-Instruct.Q4_1.gguf"));
 }

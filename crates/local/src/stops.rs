@@ -103,6 +103,7 @@ mod tests {
         assert_eq!(s.safe_len(b"Hello"), 5);
         assert_eq!(s.safe_len(b"Hello\nUx"), 8);
         assert_eq!(s.safe_len(b""), 0);
+        assert_eq!(s.safe_len(b"\nUs"), 0, "all of it may begin one");
         assert_eq!(stops(&[]).safe_len(b"Hello\n"), 6);
     }
 
