@@ -321,9 +321,10 @@ fn describe(error: &ValidationError<'_>, root: &Value) -> Vec<String> {
                 .filter(|(_, errs)| errs.is_empty())
                 .map(|(i, _)| format!("#{i}"))
                 .collect();
+            // Several branches matched, so there are at least two names.
             let names = match valid.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-                _ => valid.join(""),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
             };
             format!(
                 "{p}: must match exactly one of the {} allowed shapes, but matches several: {names}",

@@ -46,3 +46,29 @@ fn an_anyof_dag_is_described_in_bounded_work() {
         ["dag: must be a string, got integer 5"]
     );
 }
+
+/// The same DAG through `items` (a subschema, not a list): still bounded.
+#[test]
+fn an_anyof_dag_through_items_is_bounded_too() {
+    let depth = 16;
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"items": {"$ref": next}}, {"items": {"$ref": next}, "minItems": 1}]}),
+        );
+    }
+    defs.insert(format!("d{depth}"), json!({"type": "string"}));
+    let v = ArgValidator::new("t", &json!({"$defs": defs, "$ref": "#/$defs/d0"})).unwrap();
+    let mut args = json!(5);
+    for _ in 0..depth {
+        args = json!([args]);
+    }
+    assert_eq!(
+        v.problems(&args),
+        [
+            "(arguments): does not match any of the allowed shapes (the schema's anyOf/oneOf alternatives are too many to say which)"
+        ]
+    );
+}

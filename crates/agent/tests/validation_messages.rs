@@ -173,3 +173,25 @@ fn numbers_are_named_by_their_kind() {
         "(arguments): must be a string, got number -1.5"
     );
 }
+
+#[test]
+fn choices_null_and_ties() {
+    assert_eq!(
+        one(json!({"type": "string"}), Value::Null),
+        "(arguments): must be a string, got null"
+    );
+    assert_eq!(
+        one(
+            json!({"oneOf": [{"type": "integer"}, {"minimum": 0}, {"maximum": 9}]}),
+            json!(5)
+        ),
+        "(arguments): must match exactly one of the 3 allowed shapes, but matches several: #0, #1 and #2"
+    );
+    // The closest branch has more than 3 problems: one general line.
+    let four = json!({"type": "object", "required": ["a", "b", "c", "d"]});
+    let five = json!({"type": "object", "required": ["a", "b", "c", "d", "e"]});
+    assert_eq!(
+        one(json!({"anyOf": [four, five]}), json!({})),
+        "(arguments): must match one of the allowed shapes, got an object"
+    );
+}
