@@ -122,3 +122,18 @@ test("bad input is a FormatError naming where", async (t) => {
   await assert.rejects(agent.run("hi", { turns: [[{ role: "user" }]] }), /^FormatError: turns\[0\]\[0\]\.content: required field missing/);
   assert.equal(mock.requests.length, 0);
 });
+
+test("an output schema (zod): the answer is validated JSON in output; a bad one fails the run", async (t) => {
+  const { z } = await import("zod");
+  const mock = await startMock([text('{"city":"Paris","celsius":21}'), text('{"city":"Paris"}')]);
+  t.after(mock.close);
+  const agent = agentFor(mock, { outputSchema: { name: "weather", schema: z.object({ city: z.string(), celsius: z.number() }) } });
+  const r = await agent.run("Weather?");
+  assert.deepEqual(r.output, { city: "Paris", celsius: 21 });
+  assert.equal(r.text, '{"city":"Paris","celsius":21}');
+  assert.equal(mock.requests[0].body.response_format.json_schema.name, "weather");
+  const e = await agent.run("Weather?").catch((e) => e);
+  assert.ok(e instanceof RunError, e);
+  assert.equal(e.code, "invalid_output");
+  assert.match(e.message, /celsius/);
+});
