@@ -16,7 +16,11 @@ fn dag(depth: usize) -> Value {
         );
     }
     defs.insert(format!("d{depth}"), json!({"type": "string"}));
-    json!({"$defs": defs, "type": "object", "properties": {"dag": {"$ref": "#/$defs/d0"}, "n": {"type": "integer"}}})
+    json!({"$defs": defs, "type": "object", "properties": {
+        "dag": {"$ref": "#/$defs/d0"},
+        "n": {"type": "integer"},
+        "pick": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    }})
 }
 
 #[test]
@@ -33,6 +37,11 @@ fn an_anyof_dag_is_described_in_bounded_work() {
         ["n: must be an integer, got string \"x\""]
     );
     assert!(v.problems(&json!({"dag": "ok", "n": 1})).is_empty());
+    // A small choice next to a pruned one is still described.
+    assert_eq!(
+        v.problems(&json!({"dag": 5, "pick": true})),
+        ["pick: must be a string, got boolean true"]
+    );
     // Deeper, even checking would take minutes: the schema is refused.
     let e = ArgValidator::new("deep", &dag(30)).unwrap_err();
     assert_eq!(
