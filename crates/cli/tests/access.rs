@@ -247,47 +247,6 @@ async fn stateless_paused_state_is_signed() {
     let (status, done) = post(&server.url, &path, &ok, alice).await;
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["status"], "completed");
-
-    // A run made by an inline agent resumes with the same settings only.
-    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
-    let mine = json!({"model": "mock:gpt-test", "instructions": "Mine.", "tools": ["refund"]});
-    let (_, p) = post(
-        &server.url,
-        "/v1/runs",
-        &json!({"agent": mine, "input": "Refund 7", "thread_id": t["id"]}),
-        None,
-    )
-    .await;
-    let to_p = format!("/v1/runs/{}/decisions", p["id"].as_str().unwrap());
-    let d = json!([decision(&p["pending"][0])]);
-    for (agent, want) in [
-        (Value::Null, "agent: required"),
-        (json!("support"), "agent: required"),
-        (
-            inline,
-            "not the agent this run was made by (its settings differ)",
-        ),
-    ] {
-        let mut body = json!({"decisions": d});
-        if !agent.is_null() {
-            body["agent"] = agent;
-        }
-        let (status, e) = post(&server.url, &to_p, &body, None).await;
-        assert_eq!(status, 400, "{e}");
-        assert!(
-            e["error"]["message"].as_str().unwrap().contains(want),
-            "{e}"
-        );
-    }
-    let (status, done) = post(
-        &server.url,
-        &to_p,
-        &json!({"decisions": d, "agent": mine}),
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{done}");
-    assert_eq!(done["output"], "Inline refund done.");
 }
 
 /// A stored run resumes only with its own agent, and a decision made for
@@ -355,6 +314,47 @@ async fn stored_decisions_are_bound_to_their_run_and_agent() {
     .await;
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["status"], "completed");
+
+    // A run made by an inline agent resumes with the same settings only.
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let mine = json!({"model": "mock:gpt-test", "instructions": "Mine.", "tools": ["refund"]});
+    let (_, p) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": mine, "input": "Refund 7", "thread_id": t["id"]}),
+        None,
+    )
+    .await;
+    let to_p = format!("/v1/runs/{}/decisions", p["id"].as_str().unwrap());
+    let d = json!([decision(&p["pending"][0])]);
+    for (agent, want) in [
+        (Value::Null, "agent: required"),
+        (json!("support"), "agent: required"),
+        (
+            inline,
+            "not the agent this run was made by (its settings differ)",
+        ),
+    ] {
+        let mut body = json!({"decisions": d});
+        if !agent.is_null() {
+            body["agent"] = agent;
+        }
+        let (status, e) = post(&server.url, &to_p, &body, None).await;
+        assert_eq!(status, 400, "{e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(want),
+            "{e}"
+        );
+    }
+    let (status, done) = post(
+        &server.url,
+        &to_p,
+        &json!({"decisions": d, "agent": mine}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["output"], "Inline refund done.");
 }
 
 const ALICE_AND_OPS: &str = "[[auth.tokens]]\ntoken = \"tok-alice-123\"\nsubject = \"alice\"\n[[auth.tokens]]\ntoken = \"tok-ops-98765\"\nsubject = \"ops\"\noperator = true\n";
