@@ -42,6 +42,18 @@ function pendingOf(paused) {
   }
 }
 
+/**
+ * Stops run `tag` when `signal` aborts (its future is dropped: the run stops
+ * at its next await, its tools' AbortSignals are aborted); returns the
+ * function that stops listening.
+ */
+function cancelOn(signal, tag) {
+  if (signal === undefined) return () => {};
+  const onAbort = () => native.cancelRun(tag);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
+}
+
 /** Checks the options of a run on a stored thread. */
 function onThread(store, threadId, turns, runId) {
   if (!(store instanceof Store)) throw new ConfigError(`store: expected a Store, got ${describe(store)}`);
@@ -192,18 +204,26 @@ class Agent {
    * to every tool as `ctx.deps`).
    */
   async run(input, options = {}) {
-    const { turns, runId, threadId, deps, store } = options;
+    const { turns, runId, threadId, deps, store, signal } = options;
     if (store !== undefined) onThread(store, threadId, turns, runId);
+    if (store !== undefined && signal !== undefined) {
+      throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
+    }
+    signal?.throwIfAborted();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
+    const stop = cancelOn(signal, tag);
     try {
       const text =
         store === undefined
-          ? await guard(() => this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId)).catch(
-              rethrow,
-            )
+          ? await guard(() =>
+              this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId, signal !== undefined),
+            ).catch(rethrow)
           : await (await store._native()).run(this.#native, tag, threadId, JSON.stringify(input)).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
+    } catch (e) {
+      throw signal?.aborted ? signal.reason : e;
     } finally {
+      stop();
       dispatch.endRun(tag);
     }
   }
@@ -247,21 +267,31 @@ class Agent {
    * decisions throw DecisionError and nothing runs.
    */
   async resume(paused, decisions, options = {}) {
-    const { turns, deps, store } = options;
+    const { turns, deps, store, signal } = options;
     let runId;
     if (store !== undefined) {
       onThread(store, "(from the paused run)", turns, undefined);
       runId = idOf(paused);
+      if (signal !== undefined) {
+        throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
+      }
     }
+    signal?.throwIfAborted();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
+    const stop = cancelOn(signal, tag);
     try {
       const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
       const text =
         store === undefined
-          ? await guard(() => this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns))).catch(rethrow)
+          ? await guard(() =>
+              this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns), signal !== undefined),
+            ).catch(rethrow)
           : await (await store._native()).resume(this.#native, tag, runId, d).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
+    } catch (e) {
+      throw signal?.aborted ? signal.reason : e;
     } finally {
+      stop();
       dispatch.endRun(tag);
     }
   }

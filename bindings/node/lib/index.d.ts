@@ -271,6 +271,12 @@ export interface RunOptions<Deps = unknown> {
   /** Handed to every tool of the run as `ctx.deps`. */
   deps?: Deps;
   /**
+   * Cancels the run when aborted: it stops at its next await point, its
+   * tools' `abortSignal`s are aborted, and the promise rejects with the
+   * signal's reason. Not with `store` (a run on a thread is detached).
+   */
+  signal?: AbortSignal;
+  /**
    * Run on a stored thread (`threadId` names it): its history comes from the
    * store, each step is committed as it completes, and one run at a time
    * holds the thread (StoreError `busy` otherwise). No `turns`, no `runId`.
@@ -281,6 +287,8 @@ export interface RunOptions<Deps = unknown> {
 export interface ResumeOptions<Deps = unknown> {
   turns?: readonly Turn[];
   deps?: Deps;
+  /** Cancels the resumed run when aborted (as in `run`). */
+  signal?: AbortSignal;
   /** The paused run is the one stored on its thread (the response names it). */
   store?: Store;
 }

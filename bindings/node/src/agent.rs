@@ -3,23 +3,22 @@
 //! of the response's canonical JSON (the package wraps it in `Response`),
 //! or read as events (`stream`).
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use napi::Env;
-use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Either, Function};
+use napi::bindgen_prelude::{AsyncBlock, Either, Function};
 use napi_derive::napi;
 use parlance::agent::ArgValidator;
 use parlance::{Agent, Limits, Model, ModelOptions, OnToolException, Resume, Tool, ToolContext};
 use serde_json::Value;
 
-use crate::errors::{build_error, config_error, decision_error, panic_error, parse};
+use crate::errors::{build_error, config_error, decision_error, parse};
 use crate::host::{CallArgs, Host, RunTag, call_tool};
 use crate::input;
 use crate::models::NativeModel;
 use crate::stream::NativeStream;
+use crate::task::run_promise;
 
 /// A tool as the package describes it; the function stays in JavaScript.
 #[napi(object)]
@@ -191,21 +190,6 @@ pub struct NativeAgent {
     agent: Agent,
 }
 
-/// Runs `fut` on the runtime as a promise; a panic becomes an error.
-pub fn promise<T, F>(env: &Env, fut: F) -> napi::Result<AsyncBlock<T>>
-where
-    T: napi::bindgen_prelude::ToNapiValue + Send + 'static,
-    F: Future<Output = napi::Result<T>> + Send + 'static,
-{
-    AsyncBlockBuilder::new(async move {
-        match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(r) => r,
-            Err(panic) => Err(panic_error(&*panic)),
-        }
-    })
-    .build(env)
-}
-
 #[napi]
 impl NativeAgent {
     /// Builds the agent; `call`, `abort` and `approve` are the package's
@@ -256,10 +240,11 @@ impl NativeAgent {
         turns: Option<String>,
         run_id: Option<String>,
         thread_id: Option<String>,
+        cancellable: Option<bool>,
     ) -> napi::Result<AsyncBlock<String>> {
         let input = self.input(&input, turns.as_deref(), run_id, thread_id)?;
         let agent = self.agent.with_deps(RunTag(tag));
-        promise(env, async move {
+        run_promise(env, tag, cancellable.unwrap_or(false), async move {
             let response = agent.run(input).await;
             Ok(parlance::format::to_json(&response))
         })
@@ -290,10 +275,11 @@ impl NativeAgent {
         paused: String,
         decisions: String,
         turns: Option<String>,
+        cancellable: Option<bool>,
     ) -> napi::Result<AsyncBlock<String>> {
         let resume = resume_of(&paused, &decisions, turns.as_deref())?;
         let agent = self.agent.with_deps(RunTag(tag));
-        promise(env, async move {
+        run_promise(env, tag, cancellable.unwrap_or(false), async move {
             let response = agent.resume(resume).await.map_err(|e| decision_error(&e))?;
             Ok(parlance::format::to_json(&response))
         })

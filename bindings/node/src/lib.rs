@@ -16,6 +16,7 @@ pub mod input;
 pub mod models;
 pub mod store;
 pub mod stream;
+pub mod task;
 
 pub use agent::{NativeAgent, ToolDef};
 pub use models::NativeModel;
@@ -39,7 +40,7 @@ pub fn panic_for_tests(
     if how == "sync" {
         panic!("{message}");
     }
-    agent::promise(env, async move {
+    task::promise(env, async move {
         if !message.is_empty() {
             panic!("{message}");
         }

@@ -9,9 +9,10 @@ use napi_derive::napi;
 use parlance::store::{ResumeError, Store, StoreError, ThreadRunner};
 use serde_json::{Value, json};
 
-use crate::agent::{NativeAgent, promise};
+use crate::agent::NativeAgent;
 use crate::errors::{decision_error, error, parse};
 use crate::input;
+use crate::task::promise;
 
 /// The JavaScript error for a store error (`kind`: busy, not_found...).
 pub fn store_error(e: &StoreError) -> napi::Error {

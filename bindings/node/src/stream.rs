@@ -15,7 +15,7 @@ use parlance::RunEvent;
 use parlance::agent::RunStream;
 use serde_json::json;
 
-use crate::agent::promise;
+use crate::task::promise;
 
 type Start = Box<dyn FnOnce() -> napi::Result<RunStream> + Send>;
 

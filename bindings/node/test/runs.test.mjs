@@ -137,3 +137,28 @@ test("an output schema (zod): the answer is validated JSON in output; a bad one 
   assert.equal(e.code, "invalid_output");
   assert.match(e.message, /celsius/);
 });
+
+test("an AbortSignal cancels a run: the promise rejects with its reason, the tool's signal aborts", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "hang", {}]), () => text("never")));
+  t.after(mock.close);
+  let toolSaw;
+  const hang = tool({
+    name: "hang",
+    execute: (_args, ctx) =>
+      new Promise((_resolve, reject) => {
+        ctx.abortSignal.addEventListener("abort", () => {
+          toolSaw = ctx.abortSignal.reason.name;
+          reject(ctx.abortSignal.reason);
+        });
+      }),
+  });
+  const controller = new AbortController();
+  const run = agentFor(mock, { tools: [hang] }).run("go", { signal: controller.signal });
+  await sleep(150);
+  controller.abort();
+  await assert.rejects(run, (e) => e.name === "AbortError");
+  await sleep(20);
+  assert.equal(toolSaw, "AbortError");
+  assert.equal(mock.requests.length, 1, "the run stopped: no second model call");
+  await assert.rejects(agentFor(mock).run("go", { signal: AbortSignal.abort() }), (e) => e.name === "AbortError");
+});
