@@ -216,7 +216,12 @@ class Agent {
       const text =
         store === undefined
           ? await guard(() =>
-              this.#native.run(tag, JSON.stringify(input), turnsJson(turns), runId, threadId, signal !== undefined),
+              this.#native.run(tag, JSON.stringify(input), {
+                turns: turnsJson(turns),
+                runId,
+                threadId,
+                cancellable: signal !== undefined,
+              }),
             ).catch(rethrow)
           : await (await store._native()).run(this.#native, tag, threadId, JSON.stringify(input)).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
@@ -252,7 +257,7 @@ class Agent {
     }
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
-      const s = guard(() => this.#native.stream(tag, JSON.stringify(input), turnsJson(turns), runId, threadId));
+      const s = guard(() => this.#native.stream(tag, JSON.stringify(input), { turns: turnsJson(turns), runId, threadId }));
       return new RunStream(s, tag);
     } catch (e) {
       dispatch.endRun(tag);

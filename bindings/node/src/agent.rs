@@ -37,6 +37,19 @@ pub struct ToolDef {
     pub max_invalid_arguments: Option<u32>,
 }
 
+/// How a run is started (besides its input).
+#[napi(object)]
+pub struct RunOptions {
+    /// Earlier turns, as JSON text of a list.
+    pub turns: Option<String>,
+    /// The run's id.
+    pub run_id: Option<String>,
+    /// The thread the run belongs to.
+    pub thread_id: Option<String>,
+    /// Whether `cancelRun(tag)` may stop it.
+    pub cancellable: Option<bool>,
+}
+
 /// Settings of an agent (JSON from the package, camelCase).
 struct Settings {
     name: Option<String>,
@@ -237,14 +250,12 @@ impl NativeAgent {
         env: &Env,
         tag: u32,
         input: String,
-        turns: Option<String>,
-        run_id: Option<String>,
-        thread_id: Option<String>,
-        cancellable: Option<bool>,
+        options: RunOptions,
     ) -> napi::Result<AsyncBlock<String>> {
-        let input = self.input(&input, turns.as_deref(), run_id, thread_id)?;
+        let cancellable = options.cancellable.unwrap_or(false);
+        let input = self.input(&input, options)?;
         let agent = self.agent.with_deps(RunTag(tag));
-        run_promise(env, tag, cancellable.unwrap_or(false), async move {
+        run_promise(env, tag, cancellable, async move {
             let response = agent.run(input).await;
             Ok(parlance::format::to_json(&response))
         })
@@ -256,11 +267,9 @@ impl NativeAgent {
         &self,
         tag: u32,
         input: String,
-        turns: Option<String>,
-        run_id: Option<String>,
-        thread_id: Option<String>,
+        options: RunOptions,
     ) -> napi::Result<NativeStream> {
-        let input = self.input(&input, turns.as_deref(), run_id, thread_id)?;
+        let input = self.input(&input, options)?;
         let agent = self.agent.with_deps(RunTag(tag));
         Ok(NativeStream::new(move || Ok(agent.run(input).stream())))
     }
@@ -306,17 +315,11 @@ impl NativeAgent {
 }
 
 impl NativeAgent {
-    fn input(
-        &self,
-        input: &str,
-        turns: Option<&str>,
-        run_id: Option<String>,
-        thread_id: Option<String>,
-    ) -> napi::Result<parlance::RunInput> {
+    fn input(&self, input: &str, options: RunOptions) -> napi::Result<parlance::RunInput> {
         let mut run = input::run_input(input)?;
-        run.turns = input::turns(turns)?;
-        run.run_id = run_id;
-        run.thread_id = thread_id;
+        run.turns = input::turns(options.turns.as_deref())?;
+        run.run_id = options.run_id;
+        run.thread_id = options.thread_id;
         Ok(run)
     }
 
