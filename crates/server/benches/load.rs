@@ -133,7 +133,7 @@ input_schema = '{{"type": "object"}}'
         .unwrap();
         // The tool: a real in-process tool would be typical; an http tool
         // would add a third round trip. Use the engine's own tool instead.
-        let state = parlance_server::state(config).await.unwrap();
+        let state = parlance_server::AppState::new(config).await.unwrap();
         let agent = parlance_agent::Agent::builder(parlance_server::build::model(&state.config, "loopback:m").unwrap())
             .name("bench")
             .tool(parlance_agent::Tool::new("lookup", "Look up an order.", |a: serde_json::Value, _c: parlance_agent::ToolContext| async move {

@@ -1,71 +1,19 @@
-//! What the handlers share: the state, the request types, reading a JSON
-//! body with the path of its first problem, and what every answer goes
-//! through before it leaves (artifacts stripped for non-operators).
+//! What the handlers share: the request types, reading their parts (the
+//! agent, the input, earlier turns, a thread the caller owns), and what
+//! every answer goes through before it leaves (artifacts stripped for
+//! non-operators, secrets scrubbed).
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::http::StatusCode;
 use parlance_agent::Agent;
 use parlance_format::{Decision, Message, Response, Turn};
-use parlance_store::Store;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::auth::Principal;
 use crate::build;
-use crate::config::{AgentConfig, Config};
-pub use crate::error::{ApiError, ErrorBody, ErrorDetail};
-use crate::error::{bad, not_found};
-
-/// Everything the handlers share.
-pub struct AppState {
-    pub config: Config,
-    pub store: Store,
-    pub agents: HashMap<String, Agent>,
-    /// Local models of the configuration, loaded once, shared by all runs.
-    pub local_models: HashMap<String, Arc<dyn parlance_model::Model>>,
-    pub tokens: HashMap<String, Principal>,
-    /// Signs paused runs and approval digests.
-    pub signer: crate::signing::Signer,
-    /// Scrubs the configured secrets from every answer.
-    pub redactor: Arc<parlance_store::Redactor>,
-    pub http: reqwest::Client,
-}
-
-/// Reads a JSON body into `T` with the path of the first problem; bytes
-/// after the JSON value are refused.
-pub fn body<T: for<'de> Deserialize<'de>>(
-    bytes: Result<Bytes, BytesRejection>,
-) -> Result<T, ApiError> {
-    let bytes = bytes.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                e.body_text(),
-            )
-        } else {
-            bad(e.body_text())
-        }
-    })?;
-    let de = &mut serde_json::Deserializer::from_slice(&bytes);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            bad(format!("(body): {inner}"))
-        } else {
-            bad(format!("{path}: {inner}"))
-        }
-    })?;
-    de.end()
-        .map_err(|e| bad(format!("(body): {e} (only one JSON value is allowed)")))?;
-    Ok(value)
-}
+use crate::config::AgentConfig;
+use crate::error::ApiError;
+use crate::state::AppState;
 
 /// An agent named in the configuration, or given inline.
 #[derive(Debug, Clone, JsonSchema)]
@@ -192,14 +140,13 @@ pub struct ListQuery {
 /// The agent a request names.
 pub fn agent_for(state: &AppState, spec: &AgentSpec, path: &str) -> Result<Agent, ApiError> {
     match spec {
-        AgentSpec::Named(name) => state
-            .agents
-            .get(name)
-            .cloned()
-            .ok_or_else(|| bad(format!("{path}: no agent named {name:?}"))),
-        AgentSpec::Inline(cfg) => {
-            build::inline_agent(state, cfg).map_err(|e| bad(format!("{path}.{e}")))
+        AgentSpec::Named(name) => {
+            state.agents.get(name).cloned().ok_or_else(|| {
+                ApiError::invalid_request(format!("{path}: no agent named {name:?}"))
+            })
         }
+        AgentSpec::Inline(cfg) => build::inline_agent(state, cfg)
+            .map_err(|e| ApiError::invalid_request(format!("{path}.{e}"))),
     }
 }
 
@@ -209,7 +156,7 @@ pub fn input_messages(input: &InputSpec) -> Result<Vec<Message>, ApiError> {
         InputSpec::Text(t) => Ok(vec![Message::user(t.clone())]),
         InputSpec::Messages(v) => {
             parlance_format::messages_from_value(&Value::Array(v.clone()), "input")
-                .map_err(|e| bad(e.to_string()))
+                .map_err(|e| ApiError::invalid_request(e.to_string()))
         }
     }
 }
@@ -219,7 +166,8 @@ pub fn turns(v: &[Value]) -> Result<Vec<Turn>, ApiError> {
     v.iter()
         .enumerate()
         .map(|(i, t)| {
-            Turn::from_value(t).map_err(|e| bad(e.under(&format!("turns[{i}]")).to_string()))
+            Turn::from_value(t)
+                .map_err(|e| ApiError::invalid_request(e.under(&format!("turns[{i}]")).to_string()))
         })
         .collect()
 }
@@ -232,7 +180,7 @@ pub async fn owned_thread(
 ) -> Result<parlance_store::Thread, ApiError> {
     let t = state.store.thread(id).await?;
     if !who.operator && t.owner != who.subject {
-        return Err(not_found(&format!("thread {id}")));
+        return Err(ApiError::not_found(&format!("thread {id}")));
     }
     Ok(t)
 }
@@ -260,6 +208,3 @@ fn strip_artifacts(v: &mut Value) {
         _ => {}
     }
 }
-
-/// Shared state for the handlers.
-pub type Shared = Arc<AppState>;

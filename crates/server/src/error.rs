@@ -25,76 +25,111 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-/// A handler's error.
-#[derive(Debug)]
-pub struct ApiError(pub StatusCode, pub &'static str, pub String);
+/// A handler's error: answered as [`ErrorBody`] with `status` (secrets
+/// scrubbed from the message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The stable code ([`ErrorDetail::code`]).
+    pub code: &'static str,
+    /// For a person.
+    pub message: String,
+}
+
+impl ApiError {
+    /// Any status and code.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `400 invalid_request`: the message names the JSON path.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// `400 invalid_decision`: a decision was refused; the run still waits.
+    pub fn invalid_decision(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_decision", message)
+    }
+
+    /// `401 unauthorized`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// `404 not_found`: "`what` not found".
+    pub fn not_found(what: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("{what} not found"),
+        )
+    }
+
+    /// `409 conflict`.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflict", message)
+    }
+
+    /// `413 body_too_large`.
+    pub fn body_too_large(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", message)
+    }
+
+    /// `500 internal` (logged).
+    pub fn internal(message: impl Into<String>) -> Self {
+        let message = message.into();
+        tracing::error!(error = %message, "internal error");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> HttpResponse {
         let body = ErrorBody {
             error: ErrorDetail {
-                code: self.1.into(),
-                message: crate::secrets::redact(&self.2).into_owned(),
+                code: self.code.into(),
+                message: crate::secrets::redact(&self.message).into_owned(),
             },
         };
-        (self.0, Json(body)).into_response()
+        (self.status, Json(body)).into_response()
     }
-}
-
-/// `400 invalid_request`.
-pub fn bad(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, "invalid_request", message.into())
-}
-
-/// `400 invalid_decision`.
-pub fn bad_decision(message: impl Into<String>) -> ApiError {
-    ApiError(StatusCode::BAD_REQUEST, "invalid_decision", message.into())
-}
-
-/// `404 not_found`.
-pub fn not_found(what: &str) -> ApiError {
-    ApiError(
-        StatusCode::NOT_FOUND,
-        "not_found",
-        format!("{what} not found"),
-    )
 }
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Busy { .. } => ApiError(StatusCode::CONFLICT, "thread_busy", e.to_string()),
-            StoreError::NotFound(w) => not_found(&w),
-            StoreError::Conflict(m) => ApiError(StatusCode::CONFLICT, "conflict", m),
-            StoreError::LeaseLost { .. } => {
-                ApiError(StatusCode::CONFLICT, "conflict", e.to_string())
+            StoreError::Busy { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "thread_busy", e.to_string())
             }
-            other => {
-                tracing::error!(error = %other, "store error");
-                ApiError(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    other.to_string(),
-                )
-            }
+            StoreError::NotFound(w) => ApiError::not_found(&w),
+            StoreError::Conflict(m) => ApiError::conflict(m),
+            StoreError::LeaseLost { .. } => ApiError::conflict(e.to_string()),
+            other => ApiError::internal(other.to_string()),
         }
     }
 }
 
 /// Any other path: a JSON 404.
 pub async fn fallback() -> ApiError {
-    ApiError(
+    ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
-        "no such endpoint (see /openapi.json)".into(),
+        "no such endpoint (see /openapi.json)",
     )
 }
 
 /// A known path with another method: a JSON 405.
 pub async fn method_not_allowed() -> ApiError {
-    ApiError(
+    ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        "this endpoint does not take that method (see /openapi.json)".into(),
+        "this endpoint does not take that method (see /openapi.json)",
     )
 }

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod body;
 pub mod build;
 pub mod config;
 pub mod error;
@@ -25,9 +26,9 @@ mod openapi;
 pub mod runs;
 pub mod secrets;
 pub mod signing;
+pub mod state;
 pub mod threads;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,106 +37,14 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-pub use api::AppState;
 pub use auth::Principal;
 pub use config::Config;
+pub use error::ApiError;
 pub use openapi::openapi;
+pub use state::AppState;
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
-
-/// Builds the shared state: the store opened (and migrated, its dead runs
-/// swept), every local model of the configuration loaded once (off the
-/// async workers), every agent of the configuration built (a bad one is an
-/// error naming it).
-pub async fn state(config: Config) -> Result<AppState, String> {
-    let url = config
-        .store
-        .url
-        .clone()
-        .unwrap_or_else(|| "sqlite://./parlance.db".into());
-    let mut store = parlance_store::Store::open(&url)
-        .await
-        .map_err(|e| format!("store: {e}"))?;
-    if let Some(ms) = config.store.lease_ms {
-        store = store.with_lease(Duration::from_millis(ms.max(1)));
-    }
-    let swept = store
-        .sweep_expired()
-        .await
-        .map_err(|e| format!("store: {e}"))?;
-    if !swept.is_empty() {
-        tracing::warn!(
-            count = swept.len(),
-            "runs whose process died were marked interrupted"
-        );
-    }
-    let secret = match &config.secret {
-        Some(s) if !s.is_empty() => s.clone(),
-        _ => store
-            .setting_or_init("signing_secret", signing::new_secret)
-            .await
-            .map_err(|e| format!("store: {e}"))?,
-    };
-    let signer = signing::Signer::new(&secret);
-    let redactor = Arc::new(parlance_store::Redactor::new(secrets::collect(
-        &config, &secret,
-    )));
-    secrets::install(Arc::clone(&redactor));
-    let store = store.with_redactor((*redactor).clone());
-    parlance_providers::transport::install_crypto();
-    let http = reqwest::Client::new();
-    let mut local_models = HashMap::new();
-    for a in config.agents.values() {
-        if build::is_local(&a.model) && !local_models.contains_key(&a.model) {
-            let m = build::load_local(&a.model).await?;
-            local_models.insert(a.model.clone(), m);
-        }
-    }
-    let mut agents = HashMap::new();
-    for (name, a) in &config.agents {
-        let model = match local_models.get(&a.model) {
-            Some(m) => Arc::clone(m),
-            None => {
-                build::remote_model(&config, &a.model).map_err(|e| format!("agents.{name}.{e}"))?
-            }
-        };
-        let agent = build::agent_with(
-            &config,
-            Some(name),
-            a,
-            &http,
-            model,
-            Some(signer.approval_key()),
-        )
-        .map_err(|e| format!("agents.{name}.{e}"))?;
-        agents.insert(name.clone(), agent);
-    }
-    let tokens = config
-        .auth
-        .tokens
-        .iter()
-        .map(|t| {
-            (
-                t.token.clone(),
-                Principal {
-                    subject: Some(t.subject.clone()),
-                    operator: t.operator,
-                },
-            )
-        })
-        .collect();
-    Ok(AppState {
-        config,
-        store,
-        agents,
-        local_models,
-        tokens,
-        signer,
-        redactor,
-        http,
-    })
-}
 
 /// The routes.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -199,7 +108,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     check_exposure(&config, &listen)?;
     raise_fd_limit();
-    let state = Arc::new(state(config).await?);
+    let state = Arc::new(AppState::new(config).await?);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|e| format!("listen {listen}: {e}"))?;

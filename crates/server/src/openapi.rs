@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
-use crate::api::{DecisionsRequest, ErrorBody, NewThread, RetryRequest, RunRequest};
+use crate::api::{DecisionsRequest, NewThread, RetryRequest, RunRequest};
+use crate::error::ErrorBody;
 use parlance_format::Response;
 
 /// The document.

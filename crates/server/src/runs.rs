@@ -10,10 +10,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
@@ -23,26 +20,26 @@ use parlance_store::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
 
 use crate::api::{
-    AgentSpec, AppState, DecisionsRequest, RetryRequest, RunRequest, agent_for, body,
-    input_messages, outbound, owned_thread, turns,
+    AgentSpec, DecisionsRequest, RetryRequest, RunRequest, agent_for, input_messages, outbound,
+    owned_thread, turns,
 };
-use crate::auth::{Principal, principal};
-use crate::error::{ApiError, bad, bad_decision, not_found};
+use crate::auth::Principal;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::state::AppState;
 
 /// `POST /v1/runs`: run an agent, stateless (`turns`) or on a thread.
 pub async fn create_run(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    bytes: Result<Bytes, BytesRejection>,
+    who: Principal,
+    JsonBody(req): JsonBody<RunRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
-    let req: RunRequest = body(bytes)?;
     let agent = agent_for(&state, &req.agent, "agent")?;
     let input = input_messages(&req.input)?;
     let turns = turns(&req.turns)?;
     if let Some(thread) = &req.thread_id {
         if !turns.is_empty() {
-            return Err(bad(
+            return Err(ApiError::invalid_request(
                 "turns: not allowed with thread_id (the thread holds the history)",
             ));
         }
@@ -107,7 +104,7 @@ async fn detached(
     }
     match handle.outcome().await {
         Ok(r) => Ok(answer(&state, &who, &r)),
-        Err(ResumeError::Decision(e)) => Err(bad_decision(e.to_string())),
+        Err(ResumeError::Decision(e)) => Err(ApiError::invalid_decision(e.to_string())),
         Err(ResumeError::Store(e)) => Err(e.into()),
     }
 }
@@ -174,19 +171,18 @@ pub fn sse_event(e: &RunEvent) -> Event {
 /// `POST /v1/runs/{id}/decisions`: decide pending calls; the run resumes.
 pub async fn decide(
     State(state): State<Arc<AppState>>,
+    who: Principal,
     Path(run_id): Path<String>,
-    headers: HeaderMap,
-    bytes: Result<Bytes, BytesRejection>,
+    JsonBody(req): JsonBody<DecisionsRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
-    let req: DecisionsRequest = body(bytes)?;
     let decisions: Vec<Decision> = req
         .decisions
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            Decision::from_value(d)
-                .map_err(|e| bad(e.under(&format!("decisions[{i}]")).to_string()))
+            Decision::from_value(d).map_err(|e| {
+                ApiError::invalid_request(e.under(&format!("decisions[{i}]")).to_string())
+            })
         })
         .collect::<Result<_, _>>()?;
     if let Some(paused) = &req.paused {
@@ -195,23 +191,25 @@ pub async fn decide(
         let signature = match paused.as_object_mut().and_then(|o| o.remove("signature")) {
             Some(Value::String(s)) => s,
             _ => {
-                return Err(bad_decision(
+                return Err(ApiError::invalid_decision(
                     "paused.signature: required (the paused response is sent back as it was returned, with its signature)",
                 ));
             }
         };
-        let paused =
-            Response::from_value(&paused).map_err(|e| bad(e.under("paused").to_string()))?;
+        let paused = Response::from_value(&paused)
+            .map_err(|e| ApiError::invalid_request(e.under("paused").to_string()))?;
         if paused.id.as_deref() != Some(run_id.as_str()) {
-            return Err(bad(format!("paused.id: expected {run_id:?}")));
+            return Err(ApiError::invalid_request(format!(
+                "paused.id: expected {run_id:?}"
+            )));
         }
         let spec = req
             .agent
             .as_ref()
-            .ok_or_else(|| bad("agent: required with paused"))?;
+            .ok_or_else(|| ApiError::invalid_request("agent: required with paused"))?;
         let agent = agent_for(&state, spec, "agent")?;
         if !state.signer.verify(&who, &agent, &paused, &signature) {
-            return Err(bad_decision(
+            return Err(ApiError::invalid_decision(
                 "paused.signature: does not match: the paused response was altered, or was handed out to another caller or for another agent",
             ));
         }
@@ -223,24 +221,24 @@ pub async fn decide(
         if req.stream {
             let events = agent
                 .resume_stream(resume)
-                .map_err(|e| bad_decision(e.to_string()))?;
+                .map_err(|e| ApiError::invalid_decision(e.to_string()))?;
             return Ok(sse(state, who, events, Some(agent)));
         }
         return match agent.resume(resume).await {
             Ok(r) => Ok(Json(stateless(&state, &who, &agent, &r)).into_response()),
-            Err(e) => Err(bad_decision(e.to_string())),
+            Err(e) => Err(ApiError::invalid_decision(e.to_string())),
         };
     }
     let record = state.store.run(&run_id).await?;
     owned_thread(&state, &who, &record.thread_id)
         .await
-        .map_err(|_| not_found(&format!("run {run_id}")))?;
+        .map_err(|_| ApiError::not_found(&format!("run {run_id}")))?;
     // A stored run resumes only with the agent it was made by: the same
     // configured agent (by name: its configuration may have changed since),
     // or, for an inline agent, the very same settings.
     let configured = |name: &str| {
         state.agents.get(name).cloned().ok_or_else(|| {
-            bad(format!(
+            ApiError::invalid_request(format!(
                 "agent: the run's agent {name:?} is not configured here"
             ))
         })
@@ -249,21 +247,21 @@ pub async fn decide(
         (None, Some(name)) => configured(name)?,
         (Some(AgentSpec::Named(n)), Some(name)) if n == name => configured(name)?,
         (Some(_), Some(name)) => {
-            return Err(bad(format!(
+            return Err(ApiError::invalid_request(format!(
                 "agent: not the agent this run was made by ({name:?}): a run resumes only with its own agent"
             )));
         }
         (Some(spec @ AgentSpec::Inline(_)), None) => {
             let agent = agent_for(&state, spec, "agent")?;
             if agent.settings() != record.settings {
-                return Err(bad(
+                return Err(ApiError::invalid_request(
                     "agent: not the agent this run was made by (its settings differ): a run resumes only with its own agent",
                 ));
             }
             agent
         }
         (_, None) => {
-            return Err(bad(
+            return Err(ApiError::invalid_request(
                 "agent: required (the run was made by an inline agent: give the same one)",
             ));
         }
@@ -279,15 +277,11 @@ pub async fn decide(
 /// `ThreadRunner::retry`). A new run, detached like any run on a thread.
 pub async fn retry(
     State(state): State<Arc<AppState>>,
+    who: Principal,
     Path(thread): Path<String>,
-    headers: HeaderMap,
-    bytes: Result<Bytes, BytesRejection>,
+    req: Option<JsonBody<RetryRequest>>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
-    let req: RetryRequest = match &bytes {
-        Ok(b) if b.is_empty() => RetryRequest::default(),
-        _ => body(bytes)?,
-    };
+    let req = req.map(|JsonBody(r)| r).unwrap_or_default();
     owned_thread(&state, &who, &thread).await?;
     let agent = match &req.agent {
         Some(spec) => agent_for(&state, spec, "agent")?,
@@ -297,10 +291,10 @@ pub async fn retry(
                 .as_ref()
                 .and_then(|r| r.settings["name"].as_str().map(str::to_string))
                 .ok_or_else(|| {
-                    bad("agent: required (the last run was made by an inline agent, or there is none)")
+                    ApiError::invalid_request("agent: required (the last run was made by an inline agent, or there is none)")
                 })?;
             state.agents.get(&name).cloned().ok_or_else(|| {
-                bad(format!(
+                ApiError::invalid_request(format!(
                     "agent: the run's agent {name:?} is not configured here"
                 ))
             })?
@@ -318,14 +312,13 @@ pub async fn retry(
 /// calls, error.
 pub async fn get_run(
     State(state): State<Arc<AppState>>,
+    who: Principal,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
     let record = state.store.run(&id).await?;
     owned_thread(&state, &who, &record.thread_id)
         .await
-        .map_err(|_| not_found(&format!("run {id}")))?;
+        .map_err(|_| ApiError::not_found(&format!("run {id}")))?;
     let messages: Vec<_> = state
         .store
         .messages(&record.thread_id, 0, 100_000)

@@ -3,28 +3,25 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::json;
 
-use crate::api::{AppState, ListQuery, NewThread, body, outbound, owned_thread};
-use crate::auth::principal;
-use crate::error::{ApiError, bad};
+use crate::api::{ListQuery, NewThread, outbound, owned_thread};
+use crate::auth::Principal;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::state::AppState;
 
 /// `POST /v1/threads`.
 pub async fn create_thread(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    bytes: Result<Bytes, BytesRejection>,
+    who: Principal,
+    req: Option<JsonBody<NewThread>>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
-    let req: NewThread = match &bytes {
-        Ok(b) if b.is_empty() => NewThread::default(),
-        _ => body(bytes)?,
-    };
+    let req = req.map(|JsonBody(r)| r).unwrap_or_default();
     let t = state
         .store
         .create_thread(who.subject.as_deref(), req.metadata.unwrap_or(json!({})))
@@ -35,11 +32,11 @@ pub async fn create_thread(
 /// `GET /v1/threads`: the caller's threads, paged.
 pub async fn list_threads(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    who: Principal,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
-    let Query(q) = q.map_err(|e| bad(format!("(query): {}", e.body_text())))?;
+    let Query(q) =
+        q.map_err(|e| ApiError::invalid_request(format!("(query): {}", e.body_text())))?;
     let owner = if who.operator {
         None
     } else {
@@ -56,10 +53,9 @@ pub async fn list_threads(
 /// `interrupted`); artifacts for operators.
 pub async fn get_thread(
     State(state): State<Arc<AppState>>,
+    who: Principal,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
     let t = owned_thread(&state, &who, &id).await?;
     // Runs first: reading them sweeps dead runs, which may repair messages.
     let runs = state.store.runs(&id).await?;
@@ -74,10 +70,9 @@ pub async fn get_thread(
 /// `DELETE /v1/threads/{id}`.
 pub async fn delete_thread(
     State(state): State<Arc<AppState>>,
+    who: Principal,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<HttpResponse, ApiError> {
-    let who = principal(&state, &headers)?;
     owned_thread(&state, &who, &id).await?;
     state.store.delete_thread(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())

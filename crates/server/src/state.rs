@@ -1,0 +1,121 @@
+//! What the handlers share: the configuration, the store, the agents
+//! built once, the callers' tokens and the server's keys.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::FromRef;
+use parlance_agent::Agent;
+use parlance_model::Model;
+use parlance_store::{Redactor, Store};
+
+use crate::auth::Tokens;
+use crate::build;
+use crate::config::Config;
+use crate::signing::{self, Signer};
+
+/// Everything the handlers share.
+pub struct AppState {
+    /// The configuration the server started with.
+    pub config: Config,
+    /// The thread store.
+    pub store: Store,
+    /// The configured agents, by name.
+    pub agents: HashMap<String, Agent>,
+    /// Local models of the configuration, loaded once, shared by all runs.
+    pub local_models: HashMap<String, Arc<dyn Model>>,
+    /// Who may call, by bearer token.
+    pub tokens: Tokens,
+    /// Signs paused runs and approval digests.
+    pub signer: Signer,
+    /// Scrubs the configured secrets from every answer.
+    pub redactor: Arc<Redactor>,
+    /// The HTTP client of `http` tools.
+    pub http: reqwest::Client,
+}
+
+/// Shared state for the handlers.
+pub type Shared = Arc<AppState>;
+
+impl FromRef<Shared> for Tokens {
+    fn from_ref(state: &Shared) -> Tokens {
+        state.tokens.clone()
+    }
+}
+
+impl AppState {
+    /// The store opened (and migrated, its dead runs swept), every local
+    /// model of the configuration loaded once (off the async workers),
+    /// every agent of the configuration built (a bad one is an error
+    /// naming it).
+    pub async fn new(config: Config) -> Result<AppState, String> {
+        let url = config
+            .store
+            .url
+            .clone()
+            .unwrap_or_else(|| "sqlite://./parlance.db".into());
+        let mut store = Store::open(&url).await.map_err(|e| format!("store: {e}"))?;
+        if let Some(ms) = config.store.lease_ms {
+            store = store.with_lease(Duration::from_millis(ms.max(1)));
+        }
+        let swept = store
+            .sweep_expired()
+            .await
+            .map_err(|e| format!("store: {e}"))?;
+        if !swept.is_empty() {
+            tracing::warn!(
+                count = swept.len(),
+                "runs whose process died were marked interrupted"
+            );
+        }
+        let secret = match &config.secret {
+            Some(s) if !s.is_empty() => s.clone(),
+            _ => store
+                .setting_or_init("signing_secret", signing::new_secret)
+                .await
+                .map_err(|e| format!("store: {e}"))?,
+        };
+        let signer = Signer::new(&secret);
+        let redactor = Arc::new(Redactor::new(crate::secrets::collect(&config, &secret)));
+        crate::secrets::install(Arc::clone(&redactor));
+        let store = store.with_redactor((*redactor).clone());
+        parlance_providers::transport::install_crypto();
+        let http = reqwest::Client::new();
+        let mut local_models = HashMap::new();
+        for a in config.agents.values() {
+            if build::is_local(&a.model) && !local_models.contains_key(&a.model) {
+                let m = build::load_local(&a.model).await?;
+                local_models.insert(a.model.clone(), m);
+            }
+        }
+        let mut agents = HashMap::new();
+        for (name, a) in &config.agents {
+            let model = match local_models.get(&a.model) {
+                Some(m) => Arc::clone(m),
+                None => build::remote_model(&config, &a.model)
+                    .map_err(|e| format!("agents.{name}.{e}"))?,
+            };
+            let agent = build::agent_with(
+                &config,
+                Some(name),
+                a,
+                &http,
+                model,
+                Some(signer.approval_key()),
+            )
+            .map_err(|e| format!("agents.{name}.{e}"))?;
+            agents.insert(name.clone(), agent);
+        }
+        Ok(AppState {
+            tokens: Tokens::new(&config.auth),
+            config,
+            store,
+            agents,
+            local_models,
+            signer,
+            redactor,
+            http,
+        })
+    }
+}
