@@ -148,7 +148,8 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
         if have > 0 {
             req = req.header("range", format!("bytes={have}-"));
         }
-        let outcome: Result<bool, String> = async {
+        // Ok: the file is whole. Err: what went wrong; tried again.
+        let outcome: Result<(), String> = async {
             let resp = req.send().await.map_err(|e| e.to_string())?;
             let status = resp.status().as_u16();
             let header = |n: &str| {
@@ -161,10 +162,16 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
             let (start, total) = match status {
                 206 => match header("content-range").as_deref().and_then(content_range) {
                     Some((s, t)) if s == have => (s, t),
-                    _ => {
-                        // Not the part we asked for: start over.
+                    other => {
+                        // Not the part asked for: nothing of it is kept.
                         file.set_len(0).map_err(|e| e.to_string())?;
-                        return Ok(false);
+                        return Err(format!(
+                            "the server sent another part than bytes {have}- ({})",
+                            other.map_or_else(
+                                || "no Content-Range".into(),
+                                |(s, _)| format!("from {s}")
+                            )
+                        ));
                     }
                 },
                 200 => {
@@ -180,10 +187,15 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
                         .and_then(content_range)
                         .and_then(|(_, t)| t);
                     if whole == Some(have) {
-                        return Ok(true);
+                        return Ok(());
                     }
+                    // More bytes than the file has: not this file's part.
                     file.set_len(0).map_err(|e| e.to_string())?;
-                    return Ok(false);
+                    return Err(format!(
+                        "the partial download ({}) does not match the file ({})",
+                        size(have),
+                        whole.map_or_else(|| "of unknown size".into(), size)
+                    ));
                 }
                 s if (400..500).contains(&s) && s != 408 && s != 429 => {
                     return Err(format!("HTTP {s} (not retried)"));
@@ -219,13 +231,12 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
                     size(now),
                     size(t)
                 )),
-                _ => Ok(true),
+                _ => Ok(()),
             }
         }
         .await;
         match outcome {
-            Ok(true) => break,
-            Ok(false) => continue,
+            Ok(()) => break,
             Err(e) if e.ends_with("(not retried)") => {
                 if let Some(b) = &bar {
                     b.abandon();
@@ -247,11 +258,15 @@ pub async fn download(url: &str, target: &Path, sha256: Option<&str>) -> Result<
                 let wait = Duration::from_millis(250 << (failures - 1));
                 note(
                     b,
-                    format!(
-                        "{e}; resuming from {} in {:.1} s",
-                        size(now),
-                        wait.as_secs_f64()
-                    ),
+                    if now == 0 {
+                        format!("{e}; starting over in {:.1} s", wait.as_secs_f64())
+                    } else {
+                        format!(
+                            "{e}; resuming from {} in {:.1} s",
+                            size(now),
+                            wait.as_secs_f64()
+                        )
+                    },
                 );
                 tokio::time::sleep(wait).await;
             }

@@ -21,7 +21,7 @@ enum Act {
     IgnoreRange,
     /// Answers this status with no body.
     Status(u16),
-    /// Answers 206 for the whole file whatever part was asked for.
+    /// Answers 206 with the part one byte after the one asked for.
     WrongStart,
     /// Answers the part asked for, chunked, but ends it cleanly after this
     /// many bytes.
@@ -93,7 +93,7 @@ async fn serve(body: Vec<u8>, script: Vec<Act>) -> FileServer {
                     _ if start >= total && !matches!(act, Act::IgnoreRange) => (416, 0, Some(0)),
                     Act::Status(s) => (s, 0, Some(0)),
                     Act::IgnoreRange => (200, 0, None),
-                    Act::WrongStart => (206, 0, None),
+                    Act::WrongStart => (206, start + 1, None),
                     Act::Full => (partial, start, None),
                     Act::Cut(k) | Act::ChunkedShort(k) => (partial, start, Some(k)),
                 };
@@ -317,6 +317,15 @@ async fn a_wrong_sha256_or_a_refusal_keeps_nothing() {
     let out = pull(&cache, &["--url", &server.url, "--sha256", "abc"]).await;
     assert!(stderr(&out).contains("--sha256: expected 64 hexadecimal digits"));
 
+    // A 416 for a request that asked for no range is the server's error.
+    let server = serve(body.clone(), vec![Act::Status(416)]).await;
+    let out = pull(&cache, &["--url", &server.url]).await;
+    assert!(
+        stderr(&out).contains("HTTP 416 (not retried)"),
+        "{}",
+        stderr(&out)
+    );
+
     let server = serve(body, vec![Act::Status(404)]).await;
     let out = pull(&cache, &["--url", &server.url]).await;
     let err = stderr(&out);
@@ -350,7 +359,12 @@ async fn a_part_that_is_already_whole_or_too_long_is_settled_by_the_416() {
     std::fs::write(cache.join("tiny-model.gguf.part"), &long).unwrap();
     let server = serve(body.clone(), vec![Act::Full]).await;
     let out = pull(&cache, &["--url", &server.url]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("the partial download (3.00 MB) does not match the file (3.00 MB)"),
+        "{err}"
+    );
     assert_eq!(
         *server.ranges.lock().unwrap(),
         [format!("bytes={}-", long.len()), String::new()]
@@ -365,9 +379,27 @@ async fn a_206_for_another_part_starts_over() {
     std::fs::write(cache.join("tiny-model.gguf.part"), &body[..1000]).unwrap();
     let server = serve(body.clone(), vec![Act::WrongStart, Act::Full]).await;
     let out = pull(&cache, &["--url", &server.url]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "the server sent another part than bytes 1000- (from 1001); starting over in 0.2 s"
+        ),
+        "{err}"
+    );
     assert_eq!(*server.ranges.lock().unwrap(), ["bytes=1000-", ""]);
     assert_eq!(std::fs::read(cache.join("tiny-model.gguf")).unwrap(), body);
+    // A server that always does it is given up on, not looped on.
+    std::fs::write(cache.join("again.gguf.part"), &body[..1000]).unwrap();
+    let server = serve(body, vec![Act::WrongStart]).await;
+    let url = server.url.replace("tiny-model.gguf", "again.gguf");
+    let out = pull(&cache, &["--url", &url]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run the same command again"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
