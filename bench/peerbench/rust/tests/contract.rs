@@ -1,0 +1,214 @@
+//! The peer and the mock, as peerbench runs them: real processes over
+//! 127.0.0.1. The peer must do the task (three concurrent, validated tool
+//! calls, two model requests per run, every order named) and print the
+//! contract's result line; the mock must check the tool results it gets.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+/// The mock on a free port, killed when dropped.
+struct MockProcess {
+    child: Child,
+    addr: String,
+}
+
+impl MockProcess {
+    fn start(extra: &[&str]) -> MockProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_peerbench-mock"))
+            .args(["--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the mock starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the mock prints its address");
+        let addr = line
+            .trim()
+            .rsplit("http://")
+            .next()
+            .expect("an address")
+            .to_string();
+        MockProcess { child, addr }
+    }
+
+    fn get(&self, path: &str) -> Value {
+        let mut s = TcpStream::connect(&self.addr).expect("connect");
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("send");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        let body = text.split("\r\n\r\n").nth(1).expect("a body");
+        serde_json::from_str(body).expect("JSON")
+    }
+}
+
+impl Drop for MockProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the peer; its result line's JSON.
+fn peer(mock: &MockProcess, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+        .args(["--base-url", &format!("http://{}/p/test/v1", mock.addr)])
+        .args(args)
+        .output()
+        .expect("the peer runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "peer {args:?} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PEERBENCH_RESULT "))
+        .unwrap_or_else(|| panic!("no result line in {stdout:?}"));
+    serde_json::from_str(line).expect("the result line is JSON")
+}
+
+#[test]
+fn one_run_calls_three_tools_at_once_and_names_every_order() {
+    let mock = MockProcess::start(&[]);
+    let r = peer(&mock, &["--mode", "once", "--tool-sleep-ms", "100"]);
+    assert_eq!(r["peer"], "parlance-rs");
+    assert_eq!(r["mode"], "once");
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["tool_calls"], 3);
+    assert_eq!(
+        r["max_tools_in_flight"], 3,
+        "the tools ran one after another"
+    );
+    let answer = r["answer"].as_str().expect("an answer");
+    assert!(answer.contains("A-1002=processing"), "{answer}");
+    assert!(r["run_ms"].as_f64().expect("run_ms") >= 100.0);
+    let stats = mock.get("/_stats");
+    assert_eq!(stats["requests"], 2, "{stats}");
+    assert_eq!(stats["tool_results_ok"], 1, "{stats}");
+    assert_eq!(stats["tool_results_bad"], 0, "{stats}");
+}
+
+#[test]
+fn sequential_and_concurrent_runs_report_the_contracts_figures() {
+    let mock = MockProcess::start(&["--latency-ms", "5"]);
+    let seq = peer(&mock, &["--mode", "seq", "--runs", "4", "--warmup", "1"]);
+    assert_eq!(seq["runs"], 4);
+    assert_eq!(seq["ok_runs"], 4);
+    assert_eq!(seq["tool_calls"], 12);
+    for key in [
+        "wall_s",
+        "cpu_s",
+        "runs_per_s",
+        "per_run_ms",
+        "cpu_per_run_ms",
+        "first_run_ms",
+    ] {
+        assert!(seq[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {seq}");
+    }
+    let lat = &seq["lat_ms"];
+    assert!(lat["p50"].as_f64() <= lat["p99"].as_f64(), "{lat}");
+    assert!(lat["p99"].as_f64() <= lat["max"].as_f64(), "{lat}");
+
+    let conc = peer(
+        &mock,
+        &[
+            "--mode",
+            "conc",
+            "--runs",
+            "40",
+            "--concurrency",
+            "20",
+            "--warmup",
+            "1",
+        ],
+    );
+    assert_eq!(conc["ok_runs"], 40, "{conc}");
+    assert_eq!(conc["tool_calls"], 120);
+    assert!(conc["rss_before_kb"].as_i64().is_some_and(|v| v > 0));
+    assert!(conc["self_maxrss_kb"].as_i64() >= conc["rss_before_kb"].as_i64());
+    let stats = mock.get("/_stats");
+    // Two requests per run (the warm-ups included), all checked good.
+    assert_eq!(stats["requests"], 2 * (4 + 1 + 40 + 1), "{stats}");
+    assert_eq!(stats["tool_results_bad"], 0, "{stats}");
+    assert!(stats["max_in_flight"].as_u64() > Some(1), "{stats}");
+}
+
+#[test]
+fn streamed_runs_stream_every_model_call() {
+    let mock = MockProcess::start(&[]);
+    let r = peer(&mock, &["--mode", "once", "--stream"]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["stream"], true);
+    let stats = mock.get("/_stats");
+    assert_eq!(stats["stream_requests"], 2, "{stats}");
+    assert_eq!(stats["tool_results_ok"], 1, "{stats}");
+}
+
+#[test]
+fn an_invalid_argument_goes_back_to_the_model_not_to_the_tool() {
+    let mock = MockProcess::start(&[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+        .args([
+            "--base-url",
+            &format!("http://{}/p/t/s/badargs/v1", mock.addr),
+        ])
+        .args(["--mode", "once"])
+        .output()
+        .expect("the peer runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PEERBENCH_RESULT "))
+        .expect("a result line");
+    let r: Value = serde_json::from_str(line).expect("JSON");
+    // Only the two valid calls reached the tool; the model got all three results.
+    assert_eq!(r["tool_calls"], 2, "{r}");
+    let stats = mock.get("/_stats");
+    assert_eq!(stats["tool_results_ok"], 1, "{stats}");
+}
+
+#[test]
+fn a_peer_without_a_mode_says_what_is_missing() {
+    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+        .output()
+        .expect("the peer runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--mode"), "{err}");
+}
+
+#[test]
+fn the_mock_refuses_a_body_that_is_not_json_and_unknown_routes() {
+    let mock = MockProcess::start(&[]);
+    let mut s = TcpStream::connect(&mock.addr).expect("connect");
+    let body = "{not json";
+    write!(
+        s,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("read");
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("not JSON"), "{text}");
+    let mut s = TcpStream::connect(&mock.addr).expect("connect");
+    write!(
+        s,
+        "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("read");
+    assert!(text.starts_with("HTTP/1.1 404"), "{text}");
+}
