@@ -97,6 +97,14 @@ impl ArgValidator {
     }
 }
 
+/// How the messages name the place a JSON pointer points to in `root`:
+/// `items[2].sku`, `customer["first name"]`, `(arguments)` for the root.
+/// A form that edits arguments names its fields the same way, so that each
+/// message can be shown at its field.
+pub fn message_path(pointer: &str, root: &Value) -> String {
+    shown(&field_path(pointer, root)).to_string()
+}
+
 /// Turns a JSON pointer into `items[2].sku`, using the instance to tell
 /// array indexes from object keys.
 fn field_path(pointer: &str, root: &Value) -> String {

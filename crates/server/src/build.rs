@@ -136,6 +136,9 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
         }
     };
     let mut tool = tool.with_schema(schema);
+    if t.needs_approval {
+        tool = tool.needs_approval();
+    }
     if let Some(n) = t.max_output_bytes {
         tool = tool.max_output(n);
     }

@@ -29,6 +29,7 @@
 //! url = "http://127.0.0.1:9000/lookup"
 //! description = "Look up an order."
 //! input_schema = '{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}'
+//! needs_approval = false              # true: each call waits for a person's decision
 //!
 //! [tools.refund]                      # the client answers each call
 //! kind = "external"
@@ -244,6 +245,11 @@ pub struct ToolConfig {
     /// The most this tool's result may hold, in bytes (default: the
     /// agent's; an http tool reads no more than this, 1 MiB by default).
     pub max_output_bytes: Option<usize>,
+    /// `http`: every call waits for a person's decision first (approve,
+    /// edit, reject or answer; the approval inbox at `/ui`). `external`
+    /// tools always wait.
+    #[serde(default)]
+    pub needs_approval: bool,
 }
 
 impl ToolConfig {

@@ -10,6 +10,7 @@
 //! | `POST /v1/threads/{id}/retry` | retry the thread's failed last run |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document (also checked in as `schema/openapi.json`) |
 //! | `GET /healthz` | liveness |
+//! | `/ui` | the approval inbox: web pages for the people who decide ([`ui`]) |
 //!
 //! Errors are `{"error": {"code", "message"}}`; invalid requests name the
 //! JSON path. Bearer tokens come from the configuration or the environment;
@@ -28,6 +29,7 @@ pub mod secrets;
 pub mod signing;
 pub mod state;
 pub mod threads;
+pub mod ui;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,6 +66,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/threads/{id}/retry", post(runs::retry))
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(ui::routes(&state))
         .fallback(error::fallback)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
@@ -117,7 +120,11 @@ pub async fn serve(config: Config) -> Result<(), String> {
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
     let served = axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown())
+        .with_graceful_shutdown(async {
+            shutdown().await;
+            // Live pages' streams would hold the shutdown open.
+            ui::close_streams();
+        })
         .await
         .map_err(|e| e.to_string());
     sweeper.abort();

@@ -19,6 +19,7 @@
 //! the store is swept. Runs on threads are detached from their callers:
 //! they end and store their outcome whatever the caller does.
 
+mod inbox;
 mod redact;
 mod repair;
 mod runner;
@@ -26,6 +27,7 @@ mod runs;
 mod sql;
 mod store;
 
+pub use inbox::WaitingRun;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use runner::{ResumeError, RunHandle, ThreadRunner};

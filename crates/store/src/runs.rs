@@ -21,7 +21,7 @@ fn interrupted_error() -> Value {
 }
 
 impl Store {
-    fn run_from(row: &sqlx::any::AnyRow) -> R<RunRecord> {
+    pub(crate) fn run_from(row: &sqlx::any::AnyRow) -> R<RunRecord> {
         let text = |k: &str| -> R<Option<String>> { Ok(row.try_get::<Option<String>, _>(k)?) };
         Ok(RunRecord {
             id: row.try_get("id")?,

@@ -355,7 +355,7 @@ impl Store {
         Ok(t)
     }
 
-    fn thread_from(row: &sqlx::any::AnyRow) -> R<Thread> {
+    pub(crate) fn thread_from(row: &sqlx::any::AnyRow) -> R<Thread> {
         let metadata: String = row.try_get("metadata")?;
         Ok(Thread {
             id: row.try_get("id")?,

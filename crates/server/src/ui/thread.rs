@@ -1,0 +1,160 @@
+//! Threads: the recent ones, one as people read it (live while a run goes
+//! on), and retrying its failed last run.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use maud::{Markup, html};
+use parlance_store::ThreadRunner;
+
+use super::conversation::{self, RunActions};
+use super::live;
+use super::page::{self, UiError, badge, when};
+use super::paused::visible;
+use super::session::{CsrfForm, Viewer};
+use crate::api::AppState;
+
+/// `GET /ui/threads`: the viewer's threads, the most recently changed first.
+pub async fn list(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<Response, UiError> {
+    let owner = if viewer.who.operator {
+        None
+    } else {
+        viewer.who.subject.as_deref()
+    };
+    let threads = state.store.recent_threads(owner, 100).await?;
+    let body = html! {
+        h1 { "Threads" }
+        @if threads.is_empty() { p .empty { "No thread yet." } }
+        @else {
+            table .threads {
+                thead { tr { th { "Thread" } th { "Last run" } th { "Changed" } @if viewer.who.operator { th { "Owner" } } } }
+                tbody {
+                    @for (t, status) in &threads {
+                        tr {
+                            td { a href={ "/ui/threads/" (t.id) } { code { (t.id) } } }
+                            td { @if let Some(s) = status { (badge(s)) } @else { span .muted { "none" } } }
+                            td { (when(t.updated_at)) }
+                            @if viewer.who.operator { td { (t.owner.as_deref().unwrap_or("(none)")) } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(page::layout("Threads", Some(&viewer), body).into_response())
+}
+
+/// The thread's content, as the viewer may read it.
+async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, UiError> {
+    let t = match state.store.thread(id).await {
+        Ok(t) => t,
+        Err(parlance_store::StoreError::NotFound(_)) => return Err(UiError::not_found(&format!("Thread {id}"))),
+        Err(e) => return Err(e.into()),
+    };
+    if !viewer.who.operator && t.owner != viewer.who.subject {
+        return Err(UiError::not_found(&format!("Thread {id}")));
+    }
+    // Runs first: reading them marks dead runs (and repairs messages).
+    let runs = state.store.runs(id).await?;
+    let mut messages = state.store.messages(id, 0, 100_000).await?;
+    let shown = visible(state, &viewer.who, messages.iter().map(|m| m.message.clone()).collect());
+    for (m, s) in messages.iter_mut().zip(shown) {
+        m.message = s;
+    }
+    let retry = runs.last().is_some_and(|r| {
+        r.status == "failed" && r.settings["name"].as_str().is_some_and(|n| state.agents.contains_key(n))
+    });
+    Ok(conversation::body(id, &runs, &messages, viewer, &RunActions { retry }))
+}
+
+fn thread_page(
+    id: &str,
+    viewer: &Viewer,
+    content: Markup,
+    notice: Option<&str>,
+) -> axum::response::Html<String> {
+    let body = html! {
+        div .heading { h1 { "Thread " code { (id) } } }
+        div #notices role="status" aria-live="polite" {
+            @if let Some(n) = notice { p .notice .warn role="alert" { (n) } }
+        }
+        div #thread data-live={ "/ui/threads/" (id) "/events" } data-event="thread" { (content) }
+    };
+    page::layout("Thread", Some(viewer), body)
+}
+
+/// `GET /ui/threads/{id}`.
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+) -> Result<Response, UiError> {
+    let c = content(&state, &viewer, &id).await?;
+    Ok(thread_page(&id, &viewer, c, None).into_response())
+}
+
+/// `GET /ui/threads/{id}/events`: the thread drawn again whenever it or
+/// one of its runs changes.
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+) -> Response {
+    live::stream(move |mark: Option<(i64, Vec<(String, String, i64)>)>| {
+        let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
+        async move {
+            let (Ok(t), Ok(runs)) = (state.store.thread(&id).await, state.store.runs(&id).await) else {
+                return (mark, None);
+            };
+            let now = (
+                t.updated_at,
+                runs.into_iter().map(|r| (r.id, r.status, r.updated_at)).collect(),
+            );
+            if mark.as_ref() == Some(&now) {
+                return (mark, None);
+            }
+            match content(&state, &viewer, &id).await {
+                Ok(c) => (Some(now), Some(live::html_event("thread", c.into_string()))),
+                Err(_) => (mark, None),
+            }
+        }
+    })
+}
+
+/// `POST /ui/threads/{id}/retry`: retries the failed last run with the
+/// agent that made it; the page then follows it live.
+pub async fn retry(
+    State(state): State<Arc<AppState>>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Result<Response, UiError> {
+    viewer.check_post(&headers, form.csrf.as_deref())?;
+    // The same visibility check as the page (404 for others' threads).
+    content(&state, &viewer, &id).await?;
+    let last = state.store.runs(&id).await?.pop();
+    let agent = last
+        .as_ref()
+        .and_then(|r| r.settings["name"].as_str())
+        .and_then(|n| state.agents.get(n))
+        .cloned();
+    let why = match agent {
+        None => "The last run's agent is not configured on this server: retry through the API, giving the agent.".to_string(),
+        Some(agent) => match ThreadRunner::new(state.store.clone(), agent)
+            .start_retry(&id, false)
+            .await
+        {
+            Ok(handle) => {
+                let to = format!("/ui/threads/{id}#run-{}", handle.run_id);
+                return Ok(Redirect::to(&to).into_response());
+            }
+            Err(e) => format!("Not retried: {e}"),
+        },
+    };
+    let c = content(&state, &viewer, &id).await?;
+    Ok((StatusCode::CONFLICT, thread_page(&id, &viewer, c, Some(&why))).into_response())
+}
