@@ -437,6 +437,14 @@ mod tests {
     }
 
     #[test]
+    fn message_paths_name_fields_as_the_messages_do() {
+        let root = json!({"items": [{"sku": 1}], "a.b": {"c": 1}});
+        assert_eq!(message_path("/items/0/sku", &root), "items[0].sku");
+        assert_eq!(message_path("/a.b/c", &root), "[\"a.b\"].c");
+        assert_eq!(message_path("", &root), "(arguments)");
+    }
+
+    #[test]
     fn nested_required_and_indexes() {
         let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {
             "type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}}}}});

@@ -70,13 +70,18 @@ mod tests {
         let html = with_raw(&json!({payload: [payload, {"k": payload}]})).into_string();
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("<script"), "{html}");
-        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
     }
 
     #[test]
     fn fields_nested_and_lists() {
-        let html = readable(&json!({"order": "A-1", "amount": 900, "tags": ["a", "b"], "to": {"iban": "X"}}))
-            .into_string();
+        let html = readable(
+            &json!({"order": "A-1", "amount": 900, "tags": ["a", "b"], "to": {"iban": "X"}}),
+        )
+        .into_string();
         assert!(html.contains("<dt>order</dt>"), "{html}");
         assert!(html.contains("<ul class=\"inline\"><li>"), "{html}");
         assert!(html.contains("<dt>iban</dt>"), "{html}");

@@ -96,11 +96,26 @@ fn slot(errors: &Errors, key: &str, id: &str) -> Markup {
 const CHOICES: &[(&str, &str, &str)] = &[
     ("approve", "Approve", "run it as the model asked"),
     ("edit", "Edit", "run it with other arguments"),
-    ("reject", "Reject", "do not run it; the model reads your reason"),
-    ("answer", "Answer", "do not run it; your answer is its result"),
+    (
+        "reject",
+        "Reject",
+        "do not run it; the model reads your reason",
+    ),
+    (
+        "answer",
+        "Answer",
+        "do not run it; your answer is its result",
+    ),
 ];
 
-fn pending_card(n: usize, c: &Call, digest: &str, prefill: &Prefill, errors: &Errors, several: bool) -> Markup {
+fn pending_card(
+    n: usize,
+    c: &Call,
+    digest: &str,
+    prefill: &Prefill,
+    errors: &Errors,
+    several: bool,
+) -> Markup {
     let p = |s: &str| format!("call.{n}.{s}");
     let chosen = prefill.get(&p("decision")).unwrap_or("");
     let choice_err = format!("c{n}-decision-err");

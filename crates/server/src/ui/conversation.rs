@@ -75,7 +75,7 @@ pub fn body(
 }
 
 fn run_header(thread_id: &str, r: &RunRecord, retry: bool, viewer: &Viewer) -> Markup {
-    let usage = r.usage.clone().unwrap_or_default();
+    let usage = r.usage.unwrap_or_default();
     html! {
         header .run-head {
             h2 { "Run " code { (r.id) } }

@@ -108,7 +108,9 @@ pub fn read(p: &Paused, pairs: &[(String, String)]) -> Result<Vec<Decision>, Pro
             continue;
         };
         if field(pairs, &format!("call.{n}.digest")).is_some_and(|d| d != digest) {
-            problems.conflicts.insert(n, "changed since the page was drawn".into());
+            problems
+                .conflicts
+                .insert(n, "changed since the page was drawn".into());
             continue;
         }
         let base = |kind: DecisionKind| Decision {
@@ -178,7 +180,10 @@ fn edited(p: &Paused, n: usize, pairs: &[(String, String)]) -> Result<Value, Err
             Ok(v) => (v, Errors::new(), Vec::new()),
             Err(e) => {
                 let mut errors = Errors::new();
-                errors.insert(String::new(), vec![format!("(arguments): not valid JSON: {e}")]);
+                errors.insert(
+                    String::new(),
+                    vec![format!("(arguments): not valid JSON: {e}")],
+                );
                 return Err(errors);
             }
         }
@@ -289,8 +294,10 @@ pub async fn decide(
             } else {
                 StatusCode::CONFLICT
             };
-            let notice = (!problems.conflicts.is_empty()).then(|| Notice::DecidedElsewhere);
-            return Ok(call_view::render(&p, &viewer, &prefill, &problems, notice, status));
+            let notice = (!problems.conflicts.is_empty()).then_some(Notice::DecidedElsewhere);
+            return Ok(call_view::render(
+                &p, &viewer, &prefill, &problems, notice, status,
+            ));
         }
     };
     let Some(agent) = p.agent.clone() else {

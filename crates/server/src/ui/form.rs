@@ -53,9 +53,16 @@ struct Field {
 }
 
 enum Node {
-    Text { multiline: bool },
-    Number { integer: bool },
-    Choice { options: Vec<Value>, code: &'static str },
+    Text {
+        multiline: bool,
+    },
+    Number {
+        integer: bool,
+    },
+    Choice {
+        options: Vec<Value>,
+        code: &'static str,
+    },
     Object(Vec<Field>),
     Json,
     Extra,
@@ -99,7 +106,11 @@ fn shape<'a>(s: &'a Value, root: &'a Value) -> (&'a Value, Option<&'a str>) {
     let ty = match s.get("type") {
         Some(Value::String(t)) => Some(t.as_str()),
         Some(Value::Array(ts)) => {
-            let real: Vec<&str> = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect();
+            let real: Vec<&str> = ts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .collect();
             (real.len() == 1).then(|| real[0])
         }
         _ => None,
@@ -114,41 +125,69 @@ fn escape(key: &str) -> String {
 fn node(s: &Value, root: &Value, value: Option<&Value>, ptr: &str, depth: usize) -> Node {
     let (s, ty) = shape(s, root);
     if let Some(options) = s.get("enum").and_then(Value::as_array) {
-        return Node::Choice { options: options.clone(), code: "e" };
+        return Node::Choice {
+            options: options.clone(),
+            code: "e",
+        };
     }
     if let Some(c) = s.get("const") {
-        return Node::Choice { options: vec![c.clone()], code: "e" };
+        return Node::Choice {
+            options: vec![c.clone()],
+            code: "e",
+        };
     }
     match ty {
         Some("string") => {
-            let long = value.and_then(Value::as_str).is_some_and(|v| v.contains('\n') || v.chars().count() > 80)
-                || s.get("maxLength").and_then(Value::as_u64).is_some_and(|n| n > 200);
+            let long = value
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.contains('\n') || v.chars().count() > 80)
+                || s.get("maxLength")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n > 200);
             Node::Text { multiline: long }
         }
         Some("integer") => Node::Number { integer: true },
         Some("number") => Node::Number { integer: false },
-        Some("boolean") => Node::Choice { options: vec![Value::Bool(true), Value::Bool(false)], code: "b" },
-        Some("object") if depth < MAX_DEPTH && s.get("properties").is_some_and(Value::is_object) => {
+        Some("boolean") => Node::Choice {
+            options: vec![Value::Bool(true), Value::Bool(false)],
+            code: "b",
+        },
+        Some("object")
+            if depth < MAX_DEPTH && s.get("properties").is_some_and(Value::is_object) =>
+        {
             Node::Object(object_fields(s, root, value, ptr, depth + 1))
         }
         _ => Node::Json,
     }
 }
 
-fn object_fields(s: &Value, root: &Value, value: Option<&Value>, ptr: &str, depth: usize) -> Vec<Field> {
+fn object_fields(
+    s: &Value,
+    root: &Value,
+    value: Option<&Value>,
+    ptr: &str,
+    depth: usize,
+) -> Vec<Field> {
     let required: Vec<&str> = s
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let props = s.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let props = s
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let mut fields: Vec<Field> = props
         .iter()
         .map(|(key, sub)| {
             let p = format!("{ptr}/{}", escape(key));
             let v = value.and_then(|v| v.get(key));
             Field {
-                description: resolve(sub, root).get("description").and_then(Value::as_str).map(str::to_string),
+                description: resolve(sub, root)
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 node: node(sub, root, v, &p, depth),
                 ptr: p,
                 key: key.clone(),
@@ -158,7 +197,12 @@ fn object_fields(s: &Value, root: &Value, value: Option<&Value>, ptr: &str, dept
         .collect();
     let extra: Map<String, Value> = value
         .and_then(Value::as_object)
-        .map(|m| m.iter().filter(|(k, _)| !props.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect())
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !props.contains_key(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
         .unwrap_or_default();
     if !extra.is_empty() {
         fields.push(Field {
@@ -178,7 +222,8 @@ fn object_fields(s: &Value, root: &Value, value: Option<&Value>, ptr: &str, dept
 fn fields(schema: &Value, args: &Value) -> Option<Vec<Field>> {
     let (s, ty) = shape(schema, schema);
     let has_props = s.get("properties").is_some_and(Value::is_object);
-    (has_props && matches!(ty, Some("object") | None)).then(|| object_fields(s, schema, Some(args), "", 0))
+    (has_props && matches!(ty, Some("object") | None))
+        .then(|| object_fields(s, schema, Some(args), "", 0))
 }
 
 fn text_of(v: Option<&Value>) -> String {
@@ -190,9 +235,20 @@ fn text_of(v: Option<&Value>) -> String {
 }
 
 /// Draws call `n`'s edit fields (`None`: the schema has no fields to draw).
-pub fn render(n: usize, schema: &Value, args: &Value, prefill: &Prefill, errors: &Errors) -> Option<Markup> {
+pub fn render(
+    n: usize,
+    schema: &Value,
+    args: &Value,
+    prefill: &Prefill,
+    errors: &Errors,
+) -> Option<Markup> {
     let fields = fields(schema, args)?;
-    let ctx = Ctx { n, args, prefill, errors };
+    let ctx = Ctx {
+        n,
+        args,
+        prefill,
+        errors,
+    };
     Some(html! { div .form-fields { @for f in &fields { (ctx.field(f)) } } })
 }
 
@@ -239,7 +295,11 @@ impl Ctx<'_> {
             }
             Node::Text { multiline } => {
                 let name = format!("call.{}.f.s{req}.{}", self.n, f.ptr);
-                let value = self.prefill.get(&name).map(str::to_string).unwrap_or_else(|| text_of(current));
+                let value = self
+                    .prefill
+                    .get(&name)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| text_of(current));
                 html! {
                     div .field data-ptr=(f.ptr) {
                         (label)
@@ -254,7 +314,11 @@ impl Ctx<'_> {
             }
             Node::Number { integer } => {
                 let name = format!("call.{}.f.n{req}.{}", self.n, f.ptr);
-                let value = self.prefill.get(&name).map(str::to_string).unwrap_or_else(|| text_of(current));
+                let value = self
+                    .prefill
+                    .get(&name)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| text_of(current));
                 html! {
                     div .field data-ptr=(f.ptr) {
                         (label)
@@ -266,7 +330,11 @@ impl Ctx<'_> {
             }
             Node::Choice { options, code } => {
                 let name = format!("call.{}.f.{code}{req}.{}", self.n, f.ptr);
-                let chosen = self.prefill.get(&name).map(str::to_string).unwrap_or_else(|| current.map(Value::to_string).unwrap_or_default());
+                let chosen = self
+                    .prefill
+                    .get(&name)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| current.map(Value::to_string).unwrap_or_default());
                 html! {
                     div .field data-ptr=(f.ptr) {
                         (label)
@@ -282,14 +350,18 @@ impl Ctx<'_> {
                 }
             }
             Node::Json | Node::Extra => {
-                let code = if matches!(f.node, Node::Extra) { "x" } else { "j" };
+                let code = if matches!(f.node, Node::Extra) {
+                    "x"
+                } else {
+                    "j"
+                };
                 let name = format!("call.{}.f.{code}{req}.{}", self.n, f.ptr);
                 let value = match (&f.node, self.prefill.get(&name)) {
                     (_, Some(p)) => p.to_string(),
                     (Node::Extra, None) => {
                         let props: Map<String, Value> = current
                             .and_then(Value::as_object)
-                            .map(|m| m.clone())
+                            .cloned()
                             .unwrap_or_default();
                         pretty(&Value::Object(props))
                     }
@@ -312,7 +384,11 @@ fn parse_pointer(ptr: &str) -> Option<Vec<String>> {
         return Some(Vec::new());
     }
     let rest = ptr.strip_prefix('/')?;
-    Some(rest.split('/').map(|s| s.replace("~1", "/").replace("~0", "~")).collect())
+    Some(
+        rest.split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
 }
 
 /// The object at `path` in `root`, made on the way when missing.
@@ -320,7 +396,9 @@ fn object_at<'a>(root: &'a mut Value, path: &[String]) -> Option<&'a mut Map<Str
     let mut at = root;
     for seg in path {
         let m = at.as_object_mut()?;
-        at = m.entry(seg.clone()).or_insert_with(|| Value::Object(Map::new()));
+        at = m
+            .entry(seg.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     at.as_object_mut()
 }
@@ -332,7 +410,11 @@ pub fn assemble(pairs: &[(String, String)], n: usize) -> (Value, Errors) {
     let mut args = Value::Object(Map::new());
     let mut errors = Errors::new();
     let mut add = |ptr: &str, msg: String| errors.entry(ptr.to_string()).or_default().push(msg);
-    for (name, text) in pairs.iter().filter(|(k, _)| k.starts_with(&prefix)).take(MAX_FIELDS) {
+    for (name, text) in pairs
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .take(MAX_FIELDS)
+    {
         let rest = &name[prefix.len()..];
         let Some((code, ptr)) = rest.split_once('.') else {
             add("", format!("{name}: not a field of this form"));
@@ -440,8 +522,9 @@ pub fn place(problems: &[String], pointers: &[String], args: &Value) -> Errors {
         let best = paths
             .iter()
             .filter(|(path, _)| {
-                line.strip_prefix(path.as_str())
-                    .is_some_and(|rest| rest.starts_with(": ") || rest.starts_with('.') || rest.starts_with('['))
+                line.strip_prefix(path.as_str()).is_some_and(|rest| {
+                    rest.starts_with(": ") || rest.starts_with('.') || rest.starts_with('[')
+                })
             })
             .max_by_key(|(path, _)| path.len());
         let ptr = best.map_or(String::new(), |(_, p)| (*p).clone());
@@ -456,7 +539,9 @@ mod tests {
     use serde_json::json;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -499,14 +584,20 @@ mod tests {
         );
         // Not a number: sent as text, for the engine to name.
         assert_eq!(args, json!({"amount": "nine hundred"}));
-        assert!(errors["/tags"][0].starts_with("not valid JSON"), "{errors:?}");
+        assert!(
+            errors["/tags"][0].starts_with("not valid JSON"),
+            "{errors:?}"
+        );
         assert_eq!(errors[""].len(), 2, "{errors:?}");
     }
 
     #[test]
     fn messages_go_to_the_field_they_name() {
         let args = json!({"amount": 900, "to": {"iban": "x"}, "items": [1], "a.b": 1});
-        let ptrs: Vec<String> = ["/amount", "/to", "/to/iban", "/items", "/a.b"].iter().map(|s| s.to_string()).collect();
+        let ptrs: Vec<String> = ["/amount", "/to", "/to/iban", "/items", "/a.b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let lines: Vec<String> = [
             "amount: must be at most 500, got 900",
             "to.iban: must match ^DE, got \"x\"",
@@ -542,12 +633,31 @@ mod tests {
             "$defs": {"Account": {"type": "object", "properties": {"iban": {"type": "string"}}}}
         });
         let args = json!({"amount": 900, "reason": "<script>x</script>", "kind": "full", "to": {"iban": "DE"}, "lines": ["a"], "more": true});
-        let html = render(0, &schema, &args, &Prefill::default(), &Errors::new()).unwrap().into_string();
-        for name in ["call.0.f.n!./amount", "call.0.f.s./reason", "call.0.f.e./kind", "call.0.f.o./to", "call.0.f.s./to/iban", "call.0.f.j./lines", "call.0.f.x."] {
+        let html = render(0, &schema, &args, &Prefill::default(), &Errors::new())
+            .unwrap()
+            .into_string();
+        for name in [
+            "call.0.f.n!./amount",
+            "call.0.f.s./reason",
+            "call.0.f.e./kind",
+            "call.0.f.o./to",
+            "call.0.f.s./to/iban",
+            "call.0.f.j./lines",
+            "call.0.f.x.",
+        ] {
             assert!(html.contains(&format!("name=\"{name}\"")), "{name}: {html}");
         }
         assert!(html.contains("&lt;script&gt;x&lt;/script&gt;"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
-        assert!(render(0, &json!({"type": "array"}), &json!([]), &Prefill::default(), &Errors::new()).is_none());
+        assert!(
+            render(
+                0,
+                &json!({"type": "array"}),
+                &json!([]),
+                &Prefill::default(),
+                &Errors::new()
+            )
+            .is_none()
+        );
     }
 }

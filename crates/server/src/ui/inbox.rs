@@ -43,7 +43,11 @@ async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Paused>, UiErr
     let mut out = Vec::new();
     for w in state.store.waiting_runs(owner, LIMIT).await? {
         let turn = state.store.run_turn(&w.run).await?;
-        let messages = paused::visible(state, &viewer.who, turn.into_iter().map(|m| m.message).collect());
+        let messages = paused::visible(
+            state,
+            &viewer.who,
+            turn.into_iter().map(|m| m.message).collect(),
+        );
         out.push(paused::build(state, w.run, w.owner, &messages));
     }
     Ok(out)

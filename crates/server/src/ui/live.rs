@@ -45,22 +45,23 @@ where
     F: Fn(Option<M>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = (Option<M>, Option<Event>)> + Send + 'static,
 {
-    let events = futures::stream::unfold((next, None::<M>, true), |(next, mark, first)| async move {
-        let mut mark = mark;
-        let mut first = first;
-        loop {
-            if !first {
-                tokio::time::sleep(POLL).await;
+    let events =
+        futures::stream::unfold((next, None::<M>, true), |(next, mark, first)| async move {
+            let mut mark = mark;
+            let mut first = first;
+            loop {
+                if !first {
+                    tokio::time::sleep(POLL).await;
+                }
+                first = false;
+                let (new_mark, event) = next(mark.take()).await;
+                mark = new_mark;
+                if let Some(e) = event {
+                    return Some((Ok::<_, Infallible>(e), (next, mark, false)));
+                }
             }
-            first = false;
-            let (new_mark, event) = next(mark.take()).await;
-            mark = new_mark;
-            if let Some(e) = event {
-                return Some((Ok::<_, Infallible>(e), (next, mark, false)));
-            }
-        }
-    })
-    .take_until(closed());
+        })
+        .take_until(closed());
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -69,5 +70,7 @@ where
 /// An event carrying HTML (a carriage return cannot cross SSE: it is sent
 /// as its character reference, which HTML reads back the same).
 pub fn html_event(name: &str, html: String) -> Event {
-    Event::default().event(name).data(html.replace('\r', "&#13;"))
+    Event::default()
+        .event(name)
+        .data(html.replace('\r', "&#13;"))
 }

@@ -117,7 +117,8 @@ pub async fn not_found_page() -> UiError {
 
 /// What every answer under `/ui` carries: scripts and styles from this
 /// server only (no inline script, so an escaping mistake could not run
-/// one), never framed, no referrer, and pages never cached.
+/// one), never framed, no referrer to other sites, and pages never
+/// cached.
 pub async fn security_headers(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     h.insert(
@@ -130,7 +131,10 @@ pub async fn security_headers(mut resp: Response) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -143,7 +143,9 @@ pub fn build(state: &AppState, run: RunRecord, owner: Option<String>, turn: &[Me
             let state = answers
                 .iter()
                 .find_map(|b| match b {
-                    Block::ApprovalRequest { approval_request } if approval_request.tool_call_id == call.id => {
+                    Block::ApprovalRequest { approval_request }
+                        if approval_request.tool_call_id == call.id =>
+                    {
                         Some(CallState::Pending {
                             digest: approval_request.digest.clone(),
                         })

@@ -167,10 +167,12 @@ fn same_origin(headers: &HeaderMap) -> Result<(), UiError> {
             "This form was sent from another site's page.",
         )
     };
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
-        && site != "same-origin"
-    {
-        return Err(refused());
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        return if site == "same-origin" {
+            Ok(())
+        } else {
+            Err(refused())
+        };
     }
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         let host = headers
@@ -287,10 +289,7 @@ pub struct Next {
 }
 
 /// `GET /ui/login`: the form.
-pub async fn login_page(
-    Extension(ui): Extension<Arc<Ui>>,
-    Query(q): Query<Next>,
-) -> Response {
+pub async fn login_page(Extension(ui): Extension<Arc<Ui>>, Query(q): Query<Next>) -> Response {
     if ui.anonymous {
         return Redirect::to(&format!(
             "/ui/session?next={}",
@@ -435,7 +434,13 @@ mod tests {
     #[test]
     fn only_our_own_paths_are_places_to_go_back_to() {
         assert_eq!(safe_next(Some("/ui/runs/r1")), "/ui/runs/r1");
-        for bad in ["https://evil.example/", "//evil.example", "/v1/runs", "/ui\\x", "/ui\n"] {
+        for bad in [
+            "https://evil.example/",
+            "//evil.example",
+            "/v1/runs",
+            "/ui\\x",
+            "/ui\n",
+        ] {
             assert_eq!(safe_next(Some(bad)), "/ui", "{bad:?}");
         }
     }

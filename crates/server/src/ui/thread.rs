@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::Form;
 use maud::{Markup, html};
 use parlance_store::ThreadRunner;
 
@@ -51,7 +51,9 @@ pub async fn list(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
 async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, UiError> {
     let t = match state.store.thread(id).await {
         Ok(t) => t,
-        Err(parlance_store::StoreError::NotFound(_)) => return Err(UiError::not_found(&format!("Thread {id}"))),
+        Err(parlance_store::StoreError::NotFound(_)) => {
+            return Err(UiError::not_found(&format!("Thread {id}")));
+        }
         Err(e) => return Err(e.into()),
     };
     if !viewer.who.operator && t.owner != viewer.who.subject {
@@ -60,14 +62,27 @@ async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, 
     // Runs first: reading them marks dead runs (and repairs messages).
     let runs = state.store.runs(id).await?;
     let mut messages = state.store.messages(id, 0, 100_000).await?;
-    let shown = visible(state, &viewer.who, messages.iter().map(|m| m.message.clone()).collect());
+    let shown = visible(
+        state,
+        &viewer.who,
+        messages.iter().map(|m| m.message.clone()).collect(),
+    );
     for (m, s) in messages.iter_mut().zip(shown) {
         m.message = s;
     }
     let retry = runs.last().is_some_and(|r| {
-        r.status == "failed" && r.settings["name"].as_str().is_some_and(|n| state.agents.contains_key(n))
+        r.status == "failed"
+            && r.settings["name"]
+                .as_str()
+                .is_some_and(|n| state.agents.contains_key(n))
     });
-    Ok(conversation::body(id, &runs, &messages, viewer, &RunActions { retry }))
+    Ok(conversation::body(
+        id,
+        &runs,
+        &messages,
+        viewer,
+        &RunActions { retry },
+    ))
 }
 
 fn thread_page(
@@ -96,6 +111,10 @@ pub async fn page(
     Ok(thread_page(&id, &viewer, c, None).into_response())
 }
 
+/// What tells that a thread changed: its last change, and each run's id,
+/// status and last change.
+type Mark = (i64, Vec<(String, String, i64)>);
+
 /// `GET /ui/threads/{id}/events`: the thread drawn again whenever it or
 /// one of its runs changes.
 pub async fn events(
@@ -103,15 +122,18 @@ pub async fn events(
     viewer: Viewer,
     Path(id): Path<String>,
 ) -> Response {
-    live::stream(move |mark: Option<(i64, Vec<(String, String, i64)>)>| {
+    live::stream(move |mark: Option<Mark>| {
         let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
         async move {
-            let (Ok(t), Ok(runs)) = (state.store.thread(&id).await, state.store.runs(&id).await) else {
+            let (Ok(t), Ok(runs)) = (state.store.thread(&id).await, state.store.runs(&id).await)
+            else {
                 return (mark, None);
             };
             let now = (
                 t.updated_at,
-                runs.into_iter().map(|r| (r.id, r.status, r.updated_at)).collect(),
+                runs.into_iter()
+                    .map(|r| (r.id, r.status, r.updated_at))
+                    .collect(),
             );
             if mark.as_ref() == Some(&now) {
                 return (mark, None);
@@ -156,5 +178,9 @@ pub async fn retry(
         },
     };
     let c = content(&state, &viewer, &id).await?;
-    Ok((StatusCode::CONFLICT, thread_page(&id, &viewer, c, Some(&why))).into_response())
+    Ok((
+        StatusCode::CONFLICT,
+        thread_page(&id, &viewer, c, Some(&why)),
+    )
+        .into_response())
 }
