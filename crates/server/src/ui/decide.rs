@@ -30,7 +30,7 @@ use super::live;
 use super::page::UiError;
 use super::paused::{self, CallState, Paused};
 use super::session::Viewer;
-use crate::api::AppState;
+use crate::state::AppState;
 
 /// What is wrong with a posted form, by call (its index in the turn).
 #[derive(Default, Debug)]

@@ -15,7 +15,7 @@ use super::live;
 use super::page::{self, UiError, badge, when};
 use super::paused::{self, Paused};
 use super::session::Viewer;
-use crate::api::AppState;
+use crate::state::AppState;
 
 /// At most this many runs are listed.
 const LIMIT: u32 = 100;

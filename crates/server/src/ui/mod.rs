@@ -36,7 +36,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::{get, post};
 
-use crate::api::AppState;
+use crate::state::AppState;
 
 pub use live::close_streams;
 pub use session::Ui;

@@ -8,8 +8,9 @@ use parlance_store::RunRecord;
 use serde_json::Value;
 
 use super::page::UiError;
-use crate::api::{AppState, outbound};
+use crate::api::outbound;
 use crate::auth::Principal;
+use crate::state::AppState;
 
 /// Where a call of the paused turn stands.
 #[derive(Debug, Clone)]

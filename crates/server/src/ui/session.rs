@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::extract::{FromRequestParts, Query, State};
+use axum::extract::{FromRequestParts, Query};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -30,8 +30,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::page::{self, UiError};
-use crate::api::AppState;
 use crate::auth::Principal;
+use crate::state::AppState;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "parlance_ui";
@@ -70,11 +70,19 @@ impl Ui {
         Ui {
             key: m.finalize().into_bytes().to_vec(),
             by_fingerprint: state
+                .config
+                .auth
                 .tokens
                 .iter()
-                .map(|(token, who)| (fingerprint(token), who.clone()))
+                .map(|t| {
+                    let who = Principal {
+                        subject: Some(t.subject.clone()),
+                        operator: t.operator,
+                    };
+                    (fingerprint(&t.token), who)
+                })
                 .collect(),
-            anonymous: state.tokens.is_empty(),
+            anonymous: state.config.auth.tokens.is_empty(),
         }
     }
 
@@ -325,7 +333,6 @@ pub struct LoginForm {
 
 /// `POST /ui/login`: a known token gets a session cookie.
 pub async fn login(
-    State(state): State<Arc<AppState>>,
     Extension(ui): Extension<Arc<Ui>>,
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
@@ -335,7 +342,7 @@ pub async fn login(
     }
     let next = safe_next(form.next.as_deref()).to_string();
     let token = form.token.trim();
-    if !state.tokens.contains_key(token) {
+    if !ui.by_fingerprint.contains_key(&fingerprint(token)) {
         let why = if token.is_empty() {
             "token: required"
         } else {

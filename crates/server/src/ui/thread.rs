@@ -15,7 +15,7 @@ use super::live;
 use super::page::{self, UiError, badge, when};
 use super::paused::visible;
 use super::session::{CsrfForm, Viewer};
-use crate::api::AppState;
+use crate::state::AppState;
 
 /// `GET /ui/threads`: the viewer's threads, the most recently changed first.
 pub async fn list(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<Response, UiError> {
