@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::call_view::{self, Notice};
 use super::form::{self, Errors, Prefill};
-use super::live;
+use super::live::{self, Tick};
 use super::page::UiError;
 use super::paused::{self, CallState, Paused};
 use super::session::Viewer;
@@ -343,36 +343,46 @@ pub async fn decide(
 }
 
 /// `GET /ui/runs/{id}/events`: the run's status and its calls' states,
-/// each time they change (the page marks calls decided elsewhere).
+/// each time they change (the page marks calls decided elsewhere). `404`
+/// for a run the viewer may not see; the stream ends if it goes away.
 pub async fn events(
     State(state): State<Arc<AppState>>,
     viewer: Viewer,
     Path(id): Path<String>,
-) -> Response {
-    live::stream(move |mark: Option<(String, i64)>| {
-        let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
-        async move {
-            let Ok(run) = state.store.run(&id).await else {
-                return (mark, None);
-            };
-            let now = (run.status.clone(), run.updated_at);
-            if mark.as_ref() == Some(&now) {
-                return (mark, None);
-            }
-            let Ok(p) = paused::load(&state, &viewer.who, &id).await else {
-                return (mark, None);
-            };
-            let calls: Vec<Value> = p
+) -> Result<Response, UiError> {
+    paused::load(&state, &viewer.who, &id).await?;
+    Ok(live::stream(
+        viewer.expires(),
+        move |mark: Option<(String, i64)>| {
+            let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
+            async move {
+                let run = match state.store.run(&id).await {
+                    Ok(run) => run,
+                    Err(parlance_store::StoreError::NotFound(_)) => return Tick::End,
+                    Err(_) => return Tick::Same(mark),
+                };
+                let now = (run.status.clone(), run.updated_at);
+                if mark.as_ref() == Some(&now) {
+                    return Tick::Same(mark);
+                }
+                let p = match paused::load(&state, &viewer.who, &id).await {
+                    Ok(p) => p,
+                    Err(e) if e.status == StatusCode::NOT_FOUND => return Tick::End,
+                    Err(_) => return Tick::Same(mark),
+                };
+                let calls: Vec<Value> = p
                 .calls
                 .iter()
                 .enumerate()
                 .map(|(n, c)| json!({"n": n, "id": c.call.id, "pending": c.pending().is_some(), "how": how(&c.state)}))
                 .collect();
-            let data = json!({"status": p.run.status, "calls": calls, "thread": p.run.thread_id});
-            let event = axum::response::sse::Event::default()
-                .event("run")
-                .data(data.to_string());
-            (Some(now), Some(event))
-        }
-    })
+                let data =
+                    json!({"status": p.run.status, "calls": calls, "thread": p.run.thread_id});
+                let event = axum::response::sse::Event::default()
+                    .event("run")
+                    .data(data.to_string());
+                Tick::Send(now, event)
+            }
+        },
+    ))
 }

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 
 use super::args::with_raw;
-use super::live;
+use super::live::{self, Tick};
 use super::page::{self, UiError, badge, when};
 use super::paused::{self, Paused};
 use super::session::Viewer;
@@ -105,25 +105,25 @@ fn card(p: &Paused, viewer: &Viewer) -> Markup {
 
 /// `GET /ui/events`: the list, each time it changes.
 pub async fn events(State(state): State<Arc<AppState>>, viewer: Viewer) -> Response {
-    live::stream(move |mark: Option<Vec<(String, i64)>>| {
+    live::stream(viewer.expires(), move |mark: Option<Vec<(String, i64)>>| {
         let (state, viewer) = (Arc::clone(&state), viewer.clone());
         async move {
             let now = match state.store.waiting_marker().await {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!(error = %e, "inbox: reading the waiting runs failed");
-                    return (mark, None);
+                    return Tick::Same(mark);
                 }
             };
             if mark.as_ref() == Some(&now) {
-                return (mark, None);
+                return Tick::Same(mark);
             }
             match waiting(&state, &viewer).await {
                 Ok(runs) => {
                     let html = list(&runs, &viewer).into_string();
-                    (Some(now), Some(live::html_event("inbox", html)))
+                    Tick::Send(now, live::html_event("inbox", html))
                 }
-                Err(_) => (mark, None),
+                Err(_) => Tick::Same(mark),
             }
         }
     })

@@ -10,7 +10,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -35,16 +35,38 @@ async fn closed() {
     let _ = rx.wait_for(|c| *c).await;
 }
 
+/// What one look at the store gives a live page.
+pub enum Tick<M> {
+    /// Nothing to send; the mark to compare with next time.
+    Same(Option<M>),
+    /// Send this event; the new mark.
+    Send(M, Event),
+    /// What the page shows is gone (or no longer the viewer's): the
+    /// stream ends, and the page's reconnection learns why.
+    End,
+}
+
 /// A stream of events: `next(last_mark)` is called every [`POLL`] and
-/// gives the new mark and, when something must be sent, the event. The
-/// first call has no mark, so the page gets its current state at once
-/// (after a reconnection too).
-pub fn stream<M, F, Fut>(next: F) -> Response
+/// tells what to send ([`Tick`]). The first call has no mark, so the page
+/// gets its current state at once (after a reconnection too). The stream
+/// ends at `until` (the session's expiry, in seconds since the epoch: an
+/// open page does not outlive its session), when `next` says so, or when
+/// the server shuts down.
+pub fn stream<M, F, Fut>(until: u64, next: F) -> Response
 where
     M: PartialEq + Send + 'static,
     F: Fn(Option<M>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = (Option<M>, Option<Event>)> + Send + 'static,
+    Fut: Future<Output = Tick<M>> + Send + 'static,
 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if until <= now {
+        let none = futures::stream::empty::<Result<Event, Infallible>>();
+        return Sse::new(none).into_response();
+    }
+    let expired = tokio::time::sleep(Duration::from_secs(until - now));
+    let end = futures::future::select(Box::pin(closed()), Box::pin(expired));
     let events =
         futures::stream::unfold((next, None::<M>, true), |(next, mark, first)| async move {
             let mut mark = mark;
@@ -54,14 +76,16 @@ where
                     tokio::time::sleep(POLL).await;
                 }
                 first = false;
-                let (new_mark, event) = next(mark.take()).await;
-                mark = new_mark;
-                if let Some(e) = event {
-                    return Some((Ok::<_, Infallible>(e), (next, mark, false)));
+                match next(mark.take()).await {
+                    Tick::Same(m) => mark = m,
+                    Tick::Send(m, e) => {
+                        return Some((Ok::<_, Infallible>(e), (next, Some(m), false)));
+                    }
+                    Tick::End => return None,
                 }
             }
         })
-        .take_until(closed());
+        .take_until(end);
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -73,4 +97,75 @@ pub fn html_event(name: &str, html: String) -> Event {
     Event::default()
         .event(name)
         .data(html.replace('\r', "&#13;"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+
+    /// The whole body, or `None` if it is still open after `wait`.
+    async fn body(resp: Response, wait: Duration) -> Option<String> {
+        let read = axum::body::to_bytes(resp.into_body(), usize::MAX);
+        let bytes = tokio::time::timeout(wait, read).await.ok()?.unwrap();
+        Some(String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_stream_ends_with_its_session() {
+        let resp = stream(now().saturating_sub(1), |_: Option<u32>| async {
+            Tick::Send(1, html_event("x", "never sent".into()))
+        });
+        let text = body(resp, Duration::from_secs(5)).await;
+        assert_eq!(text.as_deref(), Some(""), "an expired session gets nothing");
+        // A session that ends while the page is open: the stream ends then.
+        let resp = stream(now() + 1, |mark: Option<u32>| async move {
+            match mark {
+                None => Tick::Send(1, html_event("x", "shown".into())),
+                Some(_) => Tick::Same(mark),
+            }
+        });
+        let text = body(resp, Duration::from_secs(5)).await;
+        assert_eq!(text.as_deref(), Some("event: x\ndata: shown\n\n"));
+    }
+
+    #[tokio::test]
+    async fn a_stream_sends_changes_only_and_ends_when_told() {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let seen = calls.clone();
+        let resp = stream(now() + 3600, move |mark: Option<u32>| {
+            let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                match n {
+                    0 => Tick::Send(7, html_event("x", "first\r".into())),
+                    1 => {
+                        assert_eq!(mark, Some(7), "the mark comes back");
+                        Tick::Same(mark)
+                    }
+                    2 => Tick::Send(8, html_event("x", "second".into())),
+                    _ => Tick::End,
+                }
+            }
+        });
+        let text = body(resp, Duration::from_secs(10)).await.expect("ended");
+        assert_eq!(
+            text,
+            "event: x\ndata: first&#13;\n\nevent: x\ndata: second\n\n"
+        );
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_stream_stays_open_while_nothing_changes() {
+        let resp = stream(
+            now() + 3600,
+            |mark: Option<u32>| async move { Tick::Same(mark) },
+        );
+        assert_eq!(body(resp, Duration::from_millis(1500)).await, None);
+    }
 }

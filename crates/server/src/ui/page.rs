@@ -53,7 +53,8 @@ pub fn layout(title: &str, viewer: Option<&Viewer>, body: Markup) -> Html<String
 /// A page that could not be shown, as a page that says why.
 #[derive(Debug)]
 pub struct UiError {
-    status: StatusCode,
+    /// The HTTP status.
+    pub status: StatusCode,
     title: String,
     message: String,
 }

@@ -149,6 +149,16 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// When the session ends, in seconds since the epoch (live pages end
+    /// their streams then).
+    pub fn expires(&self) -> u64 {
+        self.session
+            .split('.')
+            .nth(1)
+            .and_then(|e| e.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Refuses a post that is not from our own pages: another site's
     /// (as the browser says), or without this session's CSRF token.
     pub fn check_post(&self, headers: &HeaderMap, given: Option<&str>) -> Result<(), UiError> {

@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use parlance_store::ThreadRunner;
 
 use super::conversation::{self, RunActions};
-use super::live;
+use super::live::{self, Tick};
 use super::page::{self, UiError, badge, when};
 use super::paused::visible;
 use super::session::{CsrfForm, Viewer};
@@ -116,18 +116,21 @@ pub async fn page(
 type Mark = (i64, Vec<(String, String, i64)>);
 
 /// `GET /ui/threads/{id}/events`: the thread drawn again whenever it or
-/// one of its runs changes.
+/// one of its runs changes. `404` for a thread the viewer may not see;
+/// the stream ends if it is deleted.
 pub async fn events(
     State(state): State<Arc<AppState>>,
     viewer: Viewer,
     Path(id): Path<String>,
-) -> Response {
-    live::stream(move |mark: Option<Mark>| {
+) -> Result<Response, UiError> {
+    content(&state, &viewer, &id).await?;
+    Ok(live::stream(viewer.expires(), move |mark: Option<Mark>| {
         let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
         async move {
-            let (Ok(t), Ok(runs)) = (state.store.thread(&id).await, state.store.runs(&id).await)
-            else {
-                return (mark, None);
+            let (t, runs) = match (state.store.thread(&id).await, state.store.runs(&id).await) {
+                (Ok(t), Ok(runs)) => (t, runs),
+                (Err(parlance_store::StoreError::NotFound(_)), _) => return Tick::End,
+                _ => return Tick::Same(mark),
             };
             let now = (
                 t.updated_at,
@@ -136,14 +139,15 @@ pub async fn events(
                     .collect(),
             );
             if mark.as_ref() == Some(&now) {
-                return (mark, None);
+                return Tick::Same(mark);
             }
             match content(&state, &viewer, &id).await {
-                Ok(c) => (Some(now), Some(live::html_event("thread", c.into_string()))),
-                Err(_) => (mark, None),
+                Ok(c) => Tick::Send(now, live::html_event("thread", c.into_string())),
+                Err(e) if e.status == StatusCode::NOT_FOUND => Tick::End,
+                Err(_) => Tick::Same(mark),
             }
         }
-    })
+    }))
 }
 
 /// `POST /ui/threads/{id}/retry`: retries the failed last run with the
