@@ -57,7 +57,8 @@ function answer(messages) {
   if (asked.includes("look up")) {
     return { role: "assistant", content: null, tool_calls: [call("lookup_order", { id: order })] };
   }
-  const note = asked.includes("xss") ? XSS : "customer asked twice";
+  // "long note": one unbroken 400-character word, to try the layout.
+  const note = asked.includes("xss") ? XSS : asked.includes("long note") ? "R".repeat(400) : "customer asked twice";
   const said = asked.includes("xss") ? `Refunding now. ${XSS}` : `I will refund 300 EUR on ${order}.`;
   return { role: "assistant", content: said, tool_calls: [call("refund", { order_id: order, amount: 300, note })] };
 }
