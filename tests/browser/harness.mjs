@@ -79,6 +79,53 @@ function reply(res, body, message) {
   res.end(chunk(delta, null) + chunk({}, finish) + `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", model: body.model, choices: [], usage })}\n\n` + "data: [DONE]\n\n");
 }
 
+// The Anthropic Messages wire format, for a model that thinks: it thinks
+// and calls the slow tool, then says what came back.
+function thinker(messages) {
+  const last = messages[messages.length - 1];
+  const results = Array.isArray(last.content) ? last.content.filter((b) => b.type === "tool_result") : [];
+  if (results.length) {
+    const said = results.map((r) => (typeof r.content === "string" ? r.content : (r.content ?? []).map((c) => c.text ?? "").join(""))).join(" | ");
+    return { stop: "end_turn", blocks: [{ type: "text", text: `The lookup said: ${said}` }] };
+  }
+  return {
+    stop: "tool_use",
+    blocks: [
+      { type: "thinking", thinking: "The customer wants order A-1 checked; the slow service first.", signature: "sig-1" },
+      { type: "tool_use", id: `toolu_${++callCounter}`, name: "slow_lookup", input: { id: "A-1" } },
+    ],
+  };
+}
+
+function replyAnthropic(res, body, { stop, blocks }) {
+  const usage = { input_tokens: 80, output_tokens: 20 };
+  if (!body.stream) {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ id: "msg_1", type: "message", role: "assistant", model: body.model, content: blocks, stop_reason: stop, usage }));
+    return;
+  }
+  const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  let out = ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, usage: { input_tokens: 80, output_tokens: 1 } } });
+  blocks.forEach((b, index) => {
+    if (b.type === "thinking") {
+      out += ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } });
+      out += ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: b.thinking } });
+      out += ev("content_block_delta", { index, delta: { type: "signature_delta", signature: b.signature } });
+    } else if (b.type === "tool_use") {
+      out += ev("content_block_start", { index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
+      out += ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } });
+    } else {
+      out += ev("content_block_start", { index, content_block: { type: "text", text: "" } });
+      out += ev("content_block_delta", { index, delta: { type: "text_delta", text: b.text } });
+    }
+    out += ev("content_block_stop", { index });
+  });
+  out += ev("message_delta", { delta: { stop_reason: stop }, usage: { output_tokens: 20 } });
+  out += ev("message_stop", {});
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.end(out);
+}
+
 async function readJson(req) {
   let data = "";
   for await (const chunk of req) data += chunk;
@@ -93,6 +140,13 @@ export async function startMocks() {
     try {
       const body = await readJson(req);
       if (req.url === "/v1/chat/completions") return reply(res, body, answer(body.messages));
+      if (req.url === "/v1/messages") return replyAnthropic(res, body, thinker(body.messages));
+      if (req.url === "/slow") {
+        // Answers after the tool's timeout (or never, if the call is dropped).
+        const timer = setTimeout(() => { res.writeHead(200); res.end("{}"); }, 5000);
+        res.on("close", () => clearTimeout(timer));
+        return;
+      }
       if (req.url === "/refund") {
         state.refunds.push(body);
         res.writeHead(200, { "content-type": "application/json" });
@@ -160,6 +214,20 @@ model = "mock:gpt-test"
 instructions = "You look orders up."
 tools = ["lookup_order"]
 on_tool_exception = "return_generic"
+[providers.mockthink]
+format = "anthropic"
+base_url = "${mocks.url}"
+api_key_env = "PARLANCE_TEST_NO_KEY"
+[agents.thinker]
+model = "mockthink:claude-test"
+instructions = "You think first."
+tools = ["slow_lookup"]
+[tools.slow_lookup]
+kind = "http"
+url = "${mocks.url}/slow"
+description = "Look an order up in the slow service."
+timeout_ms = 300
+input_schema = '${JSON.stringify(lookup)}'
 [tools.refund]
 kind = "http"
 url = "${mocks.url}/refund"
@@ -239,6 +307,10 @@ export async function login(b, server, who, options = {}) {
   const errors = [];
   page.on("pageerror", (e) => errors.push(e));
   page.on("dialog", (d) => { errors.push(new Error(`dialog: ${d.message()}`)); d.dismiss(); });
+  // Nothing but our server (the pages work without third-party hosts).
+  page.on("request", (r) => {
+    if (!r.url().startsWith(`${server.url}/`) && !r.url().startsWith("data:")) errors.push(new Error(`request to ${r.url()}`));
+  });
   page.errors = errors;
   await page.goto(`${server.url}/ui`);
   await page.getByLabel("API token").fill(TOKENS[who]);

@@ -153,5 +153,33 @@ test("on a phone: the inbox, a decision and a thread fit the screen, with a long
   await page.waitForURL(`**/ui/threads/${thread}*`);
   await eventually(async () => (await page.locator(`#run-${run.id}`).getAttribute("data-status")) === "completed", "completion");
   assert.ok((await overflow()) <= 0, `the thread is ${await overflow()}px wider than the screen`);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test("a thread as people read it: thinking folded, a timed-out call with its status, usage per run", async () => {
+  const { thread, run } = await startRun(server, "alice", "Check A-1 please.", "thinker");
+  assert.equal(run.status, "completed", JSON.stringify(run.error));
+  const { page, context } = await login(chrome, server, "alice");
+  await page.goto(`${server.url}/ui/threads/${thread}`);
+  const section = page.locator(`#run-${run.id}`);
+  // Thinking: folded, one click (or Enter) away.
+  const thinking = section.locator("details.thinking");
+  assert.equal(await thinking.count(), 1);
+  assert.equal(await thinking.getAttribute("open"), null, "folded");
+  const thought = thinking.getByText("The customer wants order A-1 checked");
+  assert.equal(await thought.isVisible(), false);
+  await thinking.locator("summary").focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await thought.isVisible(), true);
+  // The call, its arguments, its status.
+  const result = section.locator('.tool-call .tool-result[data-status="timeout"]');
+  assert.equal(await result.count(), 1);
+  assert.match(await result.innerText(), /Result\s+timeout/);
+  assert.match(await section.locator(".tool-call").innerText(), /slow_lookup[\s\S]*id\s+A-1/);
+  // Usage summed over the run's two model calls.
+  assert.match(await section.locator(".run-head").innerText(), /160 in, 40 out tokens/);
+  assert.match(await section.innerText(), /The lookup said: /);
+  assert.deepEqual(page.errors, []);
   await context.close();
 });
