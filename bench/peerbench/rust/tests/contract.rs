@@ -212,3 +212,30 @@ fn the_mock_refuses_a_body_that_is_not_json_and_unknown_routes() {
     s.read_to_string(&mut text).expect("read");
     assert!(text.starts_with("HTTP/1.1 404"), "{text}");
 }
+
+#[test]
+fn the_mock_answers_the_tool_over_http_and_counts_it() {
+    let mock = MockProcess::start(&[]);
+    let post = |body: &str| {
+        let mut s = TcpStream::connect(&mock.addr).expect("connect");
+        write!(
+            s,
+            "POST /tools/get_order HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        text
+    };
+    let ok = post(r#"{"order_id": "A-1003"}"#);
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let body: Value =
+        serde_json::from_str(ok.split("\r\n\r\n").nth(1).expect("body")).expect("JSON");
+    assert_eq!(body["status"], "delivered");
+    assert_eq!(body["order_id"], "A-1003");
+    let bad = post(r#"{"order_id": 12345}"#);
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    assert!(bad.contains("order_id"), "{bad}");
+    assert_eq!(mock.get("/_stats")["tool_calls"], 2);
+}

@@ -8,7 +8,9 @@
 //! `--latency-ms` before the first byte. Written in Rust so that one core
 //! holds ten thousand connections (the Python mock tops out far earlier).
 //!
-//! `GET /_stats` (counters), `POST /_reset`, `GET /health`. Paths may carry
+//! `POST /tools/get_order` answers the task's tool for a server that calls
+//! it over HTTP (`parlance serve` with an HTTP tool): `{"order_id"}` in,
+//! the order out. `GET /_stats` (counters), `POST /_reset`, `GET /health`. Paths may carry
 //! peerbench's tag prefix (`/p/<tag>/v1/...`, `/p/<tag>/s/badargs/v1/...`).
 //! Prints `peerbench-mock listening on http://HOST:PORT` on stdout once ready.
 
@@ -48,6 +50,7 @@ struct Stats {
     tool_results_bad: AtomicU64,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
+    tool_calls: AtomicU64,
 }
 
 impl Stats {
@@ -62,6 +65,7 @@ impl Stats {
             "tool_results_bad": get(&self.tool_results_bad),
             "in_flight": get(&self.in_flight),
             "max_in_flight": get(&self.max_in_flight),
+            "tool_calls": get(&self.tool_calls),
         })
     }
 
@@ -74,6 +78,7 @@ impl Stats {
             &self.tool_results_ok,
             &self.tool_results_bad,
             &self.max_in_flight,
+            &self.tool_calls,
         ] {
             a.store(0, Ordering::Relaxed);
         }
@@ -282,6 +287,20 @@ fn sse_answer(body: &Value, reply: &Reply, reqno: u64, body_len: usize) -> Strin
     out
 }
 
+/// The task's tool, over HTTP.
+fn get_order(raw: &[u8]) -> Response {
+    let args: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
+    let Some(id) = args["order_id"].as_str() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "order_id: a string is required".into(),
+        );
+    };
+    let order = json!({"order_id": id, "status": parlance_peerbench::order_status(id),
+                       "total_eur": 42.5, "items": 2});
+    respond(StatusCode::OK, "application/json", order.to_string())
+}
+
 fn respond(status: StatusCode, content_type: &str, body: impl Into<Body>) -> Response {
     let mut r = Response::new(body.into());
     *r.status_mut() = status;
@@ -337,6 +356,10 @@ async fn handle(mock: Arc<Mock>, method: Method, uri: Uri, raw: Bytes) -> Respon
             let answer = chat(&mock, &scenario, raw).await;
             stats.in_flight.fetch_sub(1, Ordering::Relaxed);
             answer
+        }
+        (Method::POST, "/tools/get_order") => {
+            mock.stats.tool_calls.fetch_add(1, Ordering::Relaxed);
+            get_order(&raw)
         }
         (Method::GET, "/_stats") => respond(
             StatusCode::OK,
