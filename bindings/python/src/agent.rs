@@ -436,11 +436,7 @@ pub fn finish(
     let error = response
         .error
         .clone()
-        .unwrap_or_else(|| parlance::RunError {
-            code: "failed".into(),
-            message: "the run failed without saying why".into(),
-            cause: None,
-        });
+        .unwrap_or_else(|| parlance::RunError::new("failed", "the run failed without saying why"));
     let cause = if error.code == "tool_failed" {
         first_failed_call(&response)
             .and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id))

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{Handler, Outcome, Tool, ToolContext, ToolFailure};
+use crate::tool::{Handler, Outcome, SharedError, Tool, ToolContext, ToolFailure};
 use crate::validate::{ArgValidator, SchemaError};
 
 /// What the model learns when a tool fails unexpectedly (an error it did
@@ -110,7 +110,7 @@ pub enum ToolEvent {
 pub type EventSink = Arc<dyn Fn(&ToolEvent) + Send + Sync>;
 
 /// The unexpected error behind a `tool_failed` result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailureCause {
     /// The tool.
     pub tool: String,
@@ -118,7 +118,20 @@ pub struct FailureCause {
     pub error_type: String,
     /// Its message.
     pub message: String,
+    /// The error itself, when the tool returned one (in memory only).
+    #[serde(skip)]
+    pub error: Option<SharedError>,
 }
+
+/// Equal when tool, type and message are (the error itself is not compared).
+impl PartialEq for FailureCause {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.tool, &self.error_type, &self.message)
+            == (&other.tool, &other.error_type, &other.message)
+    }
+}
+
+impl Eq for FailureCause {}
 
 /// One call's outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -512,11 +525,13 @@ fn finish(
         Exec::Done(Err(ToolFailure::Unexpected {
             error_type,
             message,
+            error,
         })) => {
             let cause = FailureCause {
                 tool: call.name.clone(),
                 error_type,
                 message,
+                error,
             };
             let mut r = match policy {
                 OnToolException::ReturnToModel | OnToolException::Fail => result(

@@ -18,7 +18,8 @@ pub mod tool;
 pub mod validate;
 
 pub use agent::{
-    Agent, AgentBuilder, Checkpoint, DecisionError, Limits, Resume, RunEvent, RunInput, Step,
+    Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
+    RunInput, Step,
 };
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_TOOL_TIMEOUT,
@@ -27,6 +28,7 @@ pub use engine::{
 };
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
-    Deps, IntoToolContent, Json, Tool, ToolContext, ToolError, ToolFailure, ToolFn, schema_for,
+    Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,
+    schema_for,
 };
 pub use validate::{ArgValidator, SchemaError};

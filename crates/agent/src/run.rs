@@ -1,6 +1,7 @@
-//! The way in: `agent.run(input)` and `agent.resume(resume)` return a
-//! builder that is awaited for the response, or turned into a stream of
-//! events.
+//! The way in: `agent.run(input)`, `agent.resume(resume)` and
+//! `agent.retry(turns)` return a builder that is awaited for the
+//! response, or turned into a stream of events. Every way runs the same
+//! body; a stream runs it in its own task.
 //!
 //! ```
 //! # use parlance_agent::Agent;
@@ -25,48 +26,40 @@ use std::task::{Context, Poll};
 use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
-use parlance_format::{Message, Response, RunError, RunStatus, Turn, Usage};
+use parlance_format::{Response, RunError, RunStatus, Turn, Usage};
 use serde_json::Value;
 
-use crate::agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput};
-
-impl From<&str> for RunInput {
-    fn from(text: &str) -> Self {
-        RunInput::text(text)
-    }
-}
-
-impl From<String> for RunInput {
-    fn from(text: String) -> Self {
-        RunInput::text(text)
-    }
-}
-
-impl From<Message> for RunInput {
-    fn from(message: Message) -> Self {
-        vec![message].into()
-    }
-}
-
-impl From<Vec<Message>> for RunInput {
-    fn from(input: Vec<Message>) -> Self {
-        RunInput {
-            input,
-            ..Default::default()
-        }
-    }
-}
+use crate::agent::events::Hooks;
+use crate::agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Start};
 
 impl Agent {
     /// A run from `input` (a `&str` or `String` as a user message, a
-    /// [`Message`], several, or a whole [`RunInput`]). Await it for the
-    /// [`Response`], or call [`stream`](RunBuilder::stream) for events.
+    /// [`Message`](parlance_format::Message), several, or a whole
+    /// [`RunInput`]). Await it for the [`Response`], or call
+    /// [`stream`](RunBuilder::stream) for events.
     pub fn run(&self, input: impl Into<RunInput>) -> RunBuilder<'_> {
         RunBuilder {
             agent: self,
             input: input.into(),
             checkpoint: None,
+            retry: false,
         }
+    }
+
+    /// Retries a failed run whose history is `turns` (the failed turn
+    /// last): its failed calls (`tool_failed`, `interrupted`) run again,
+    /// their new results replacing the failed ones (the model never reads
+    /// the failure), calls that succeeded keep their results, and the run
+    /// goes on; with no failed call (a model error, a limit), the model is
+    /// called again. Set the failed run's id and thread as for a run.
+    pub fn retry<T: Into<Turn>>(&self, turns: impl IntoIterator<Item = T>) -> RunBuilder<'_> {
+        RunBuilder {
+            agent: self,
+            input: RunInput::default(),
+            checkpoint: None,
+            retry: true,
+        }
+        .turns(turns)
     }
 
     /// Applies decisions to a paused run and goes on. Await it for the
@@ -82,16 +75,18 @@ impl Agent {
     }
 }
 
-/// A run about to start: what [`Agent::run`] returns. Set what it needs,
-/// then `.await` it or [`stream`](RunBuilder::stream) it.
+/// A run about to start: what [`Agent::run`] (and [`Agent::retry`])
+/// returns. Set what it needs, then `.await` it or
+/// [`stream`](RunBuilder::stream) it.
 #[must_use = "a run does nothing until it is awaited or streamed"]
 pub struct RunBuilder<'a> {
     agent: &'a Agent,
     input: RunInput,
     checkpoint: Option<Arc<dyn Checkpoint>>,
+    retry: bool,
 }
 
-impl RunBuilder<'_> {
+impl<'a> RunBuilder<'a> {
     /// The thread the run belongs to (recorded on the response and given
     /// to tools; storing the thread is `parlance-store`'s job).
     pub fn thread(mut self, id: impl Into<String>) -> Self {
@@ -122,15 +117,17 @@ impl RunBuilder<'_> {
     /// Runs in the background, reporting progress as events; the last is
     /// `RunCompleted` with the response awaiting would give.
     pub fn stream(self) -> RunStream {
-        let (tx, rx) = mpsc::unbounded();
-        let agent = self.agent.clone();
-        tokio::spawn(async move {
-            let response = agent
-                .run_hooked(self.input, Some(tx.clone()), self.checkpoint)
-                .await;
-            let _ = tx.unbounded_send(RunEvent::RunCompleted(response));
-        });
-        RunStream { rx, done: false }
+        let (agent, start, checkpoint) = self.into_parts();
+        RunStream::spawn(agent.clone(), start, checkpoint)
+    }
+
+    fn into_parts(self) -> (&'a Agent, Start, Option<Arc<dyn Checkpoint>>) {
+        let start = if self.retry {
+            Start::Retry(self.input)
+        } else {
+            Start::Run(self.input)
+        };
+        (self.agent, start, self.checkpoint)
     }
 }
 
@@ -139,7 +136,12 @@ impl<'a> IntoFuture for RunBuilder<'a> {
     type IntoFuture = BoxFuture<'a, Response>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.agent.run_hooked(self.input, None, self.checkpoint))
+        let (agent, start, checkpoint) = self.into_parts();
+        let hooks = Hooks {
+            events: None,
+            checkpoint,
+        };
+        Box::pin(agent.go(start, hooks))
     }
 }
 
@@ -161,15 +163,12 @@ impl ResumeBuilder<'_> {
     /// Checks the decisions now (an error and nothing runs when one is
     /// refused), then goes on in the background, reporting events.
     pub fn stream(self) -> Result<RunStream, DecisionError> {
-        let (tx, rx) = mpsc::unbounded();
-        let run = self
-            .agent
-            .resume_hooked(self.resume, Some(tx.clone()), self.checkpoint)?;
-        tokio::spawn(async move {
-            let response = run.await;
-            let _ = tx.unbounded_send(RunEvent::RunCompleted(response));
-        });
-        Ok(RunStream { rx, done: false })
+        let plan = self.agent.plan_resume(self.resume)?;
+        Ok(RunStream::spawn(
+            self.agent.clone(),
+            Start::Resume(Box::new(plan)),
+            self.checkpoint,
+        ))
     }
 }
 
@@ -178,8 +177,14 @@ impl<'a> IntoFuture for ResumeBuilder<'a> {
     type IntoFuture = BoxFuture<'a, Result<Response, DecisionError>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let run = self.agent.resume_hooked(self.resume, None, self.checkpoint);
-        Box::pin(async move { Ok(run?.await) })
+        // Checked now: nothing runs when a decision is refused.
+        let plan = self.agent.plan_resume(self.resume);
+        let hooks = Hooks {
+            events: None,
+            checkpoint: self.checkpoint,
+        };
+        let agent = self.agent;
+        Box::pin(async move { Ok(agent.go(Start::Resume(Box::new(plan?)), hooks).await) })
     }
 }
 
@@ -196,6 +201,21 @@ pub struct RunStream {
 }
 
 impl RunStream {
+    /// The one place a run goes to the background: `agent` runs from
+    /// `start` in its own task, its events sent here, the response last.
+    fn spawn(agent: Agent, start: Start, checkpoint: Option<Arc<dyn Checkpoint>>) -> RunStream {
+        let (tx, rx) = mpsc::unbounded();
+        let hooks = Hooks {
+            events: Some(tx.clone()),
+            checkpoint,
+        };
+        tokio::spawn(async move {
+            let response = agent.go(start, hooks).await;
+            let _ = tx.unbounded_send(RunEvent::RunCompleted(response));
+        });
+        RunStream { rx, done: false }
+    }
+
     /// The final response: the rest of the events are passed over.
     pub async fn response(mut self) -> Response {
         while let Some(event) = self.rx.next().await {
@@ -241,11 +261,9 @@ fn vanished() -> Response {
         usage: Usage::default(),
         finish_reason: None,
         pending: Vec::new(),
-        error: Some(RunError {
-            code: "run_aborted".into(),
-            message: "the run ended without a response (its task panicked or the runtime stopped)"
-                .into(),
-            cause: None,
-        }),
+        error: Some(RunError::new(
+            "run_aborted",
+            "the run ended without a response (its task panicked or the runtime stopped)",
+        )),
     }
 }

@@ -53,6 +53,10 @@ impl ToolContext {
     }
 }
 
+/// An error kept as it is (shared), so that a run it fails can hand it
+/// on as its [`source`](std::error::Error::source).
+pub type SharedError = Arc<dyn std::error::Error + Send + Sync>;
+
 /// The error a tool function returns.
 ///
 /// [`ToolError::new`] is an error the tool reports on purpose: its message
@@ -62,13 +66,24 @@ impl ToolContext {
 /// `?` on any other error (`std::io::Error`, `anyhow::Error`,
 /// `Box<dyn Error + Send + Sync>`...) makes an unexpected failure: status
 /// `tool_failed` with the error's type and message, handled by the agent's
-/// `on_tool_exception` policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `on_tool_exception` policy (under `fail`, the error itself is the run
+/// error's `source()`).
+#[derive(Debug, Clone)]
 pub struct ToolError {
     message: String,
-    /// The error's type when it was not reported on purpose.
-    unexpected: Option<String>,
+    /// The error's type and the error, when it was not reported on purpose.
+    unexpected: Option<(String, SharedError)>,
 }
+
+/// Equal when their messages and kinds are (the errors inside are not
+/// compared).
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.unexpected_type() == other.unexpected_type()
+    }
+}
+
+impl Eq for ToolError {}
 
 impl ToolError {
     /// A tool error with a message for the model.
@@ -87,7 +102,7 @@ impl ToolError {
     /// The error's type, when it came from `?` on an error the tool did not
     /// plan for (`None`: a message for the model).
     pub fn unexpected_type(&self) -> Option<&str> {
-        self.unexpected.as_deref()
+        self.unexpected.as_ref().map(|(t, _)| t.as_str())
     }
 }
 
@@ -117,7 +132,7 @@ impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for ToolError {
         };
         ToolError {
             message,
-            unexpected: Some(error_type),
+            unexpected: Some((error_type, Arc::from(boxed))),
         }
     }
 }
@@ -134,7 +149,7 @@ impl fmt::Display for ToolError {
 ///
 /// `ToolError` deliberately does not implement `std::error::Error`, so
 /// that the two conversions can coexist.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum ToolFailure {
     /// A [`ToolError`]: always goes back to the model.
     Tool(ToolError),
@@ -144,15 +159,44 @@ pub enum ToolFailure {
         error_type: String,
         /// Its message.
         message: String,
+        /// The error itself, when there is one (not for a panic).
+        error: Option<SharedError>,
     },
 }
 
+/// Equal when their kinds, types and messages are (the errors inside are
+/// not compared).
+impl PartialEq for ToolFailure {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ToolFailure::Tool(a), ToolFailure::Tool(b)) => a == b,
+            (
+                ToolFailure::Unexpected {
+                    error_type: t1,
+                    message: m1,
+                    ..
+                },
+                ToolFailure::Unexpected {
+                    error_type: t2,
+                    message: m2,
+                    ..
+                },
+            ) => t1 == t2 && m1 == m2,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ToolFailure {}
+
 impl ToolFailure {
-    /// An unexpected failure of the given type.
+    /// An unexpected failure of the given type, with no error object (a
+    /// panic, a failure described by a language binding).
     pub fn unexpected(error_type: impl Into<String>, message: impl Into<String>) -> Self {
         ToolFailure::Unexpected {
             error_type: error_type.into(),
             message: message.into(),
+            error: None,
         }
     }
 }
@@ -161,19 +205,21 @@ impl From<ToolError> for ToolFailure {
     fn from(e: ToolError) -> Self {
         match e.unexpected {
             None => ToolFailure::Tool(e),
-            Some(error_type) => ToolFailure::Unexpected {
+            Some((error_type, error)) => ToolFailure::Unexpected {
                 error_type,
                 message: e.message,
+                error: Some(error),
             },
         }
     }
 }
 
-impl<E: std::error::Error + 'static> From<E> for ToolFailure {
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolFailure {
     fn from(e: E) -> Self {
         ToolFailure::Unexpected {
             error_type: std::any::type_name::<E>().to_string(),
             message: e.to_string(),
+            error: Some(Arc::new(e)),
         }
     }
 }

@@ -617,7 +617,7 @@ async fn streamed_runs_equal_non_streamed_runs() {
     let plain = agent(&m1, Limits::default()).run(input("Status?")).await;
     let m2 = script();
     let a2 = agent(&m2, Limits::default());
-    let (events, streamed) = collect(a2.run_stream(input("Status?"))).await;
+    let (events, streamed) = collect(a2.run(input("Status?")).stream()).await;
     assert_eq!(streamed, plain);
     assert_eq!(m1.received(), m2.received());
     assert_eq!(plain.status, RunStatus::RequiresApproval);
@@ -658,11 +658,12 @@ async fn streamed_runs_equal_non_streamed_runs() {
         .await
         .unwrap();
     let (events, r2) = collect(
-        a2.resume_stream(Resume {
+        a2.resume(Resume {
             turns: vec![],
             paused: streamed,
             decisions: vec![d],
         })
+        .stream()
         .unwrap(),
     )
     .await;

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use parlance_agent::{Agent, Checkpoint, Limits, Resume, RunEvent, Step, Tool, ToolError};
+use parlance_agent::{
+    Agent, Checkpoint, CheckpointError, Limits, Resume, RunEvent, Step, Tool, ToolError,
+};
 use parlance_format::{
     Block, Decision, DecisionKind, FinishReason, Message, Role, RunStatus, ToolResult, ToolStatus,
 };
@@ -209,6 +211,169 @@ async fn tool_errors_are_inferred_and_question_marks_give_tool_failed() {
     assert_eq!(got[6], (ToolStatus::Ok, "call c7 of run run_9".into()));
 }
 
+/// A tool's own error type, with a cause of its own.
+#[derive(Debug)]
+struct LedgerDown(std::io::Error);
+
+impl std::fmt::Display for LedgerDown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the ledger is down")
+    }
+}
+
+impl std::error::Error for LedgerDown {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+#[tokio::test]
+async fn under_fail_the_run_errors_source_is_the_tools_own_error() {
+    use std::error::Error;
+    let run = |tool: &'static str, args: Value| async move {
+        let model = ScriptedModel::new([calls(&[("c1", tool, args)]), says("unreached")]);
+        let ledger = Tool::with_context("ledger", "Books.", |_: Value, _ctx| async move {
+            let e = LedgerDown(std::io::Error::other("connection refused"));
+            Err::<String, _>(ToolError::from(e))
+        });
+        let mut b = Agent::builder(model)
+            .limits(Limits {
+                on_tool_exception: parlance_agent::OnToolException::Fail,
+                ..Limits::default()
+            })
+            .tool(ledger);
+        for t in tools() {
+            b = b.tool(t);
+        }
+        b.build()
+            .unwrap()
+            .run("go")
+            .await
+            .into_result()
+            .unwrap_err()
+    };
+
+    let e = run("parse", json!({"text": "x"})).await;
+    assert_eq!(e.code, "tool_failed");
+    assert_eq!(
+        e.cause.as_ref().unwrap()["tool"],
+        "parse",
+        "the JSON cause stays"
+    );
+    let source = e.source().expect("the tool's error");
+    assert!(
+        source.downcast_ref::<std::num::ParseIntError>().is_some(),
+        "{source:?}"
+    );
+
+    // A chain of the tool's own goes on below it.
+    let e = run("ledger", json!({})).await;
+    let source = e.source().unwrap();
+    assert!(source.downcast_ref::<LedgerDown>().is_some(), "{source:?}");
+    assert_eq!(source.source().unwrap().to_string(), "connection refused");
+
+    // anyhow and boxed errors: the same message, as a std error.
+    let e = run("anyhow", json!({"text": "z"})).await;
+    assert_eq!(
+        e.source().unwrap().to_string(),
+        "invalid digit found in string"
+    );
+    let e = run("boxed", json!({"text": "y"})).await;
+    let source = e.source().unwrap();
+    assert!(source.downcast_ref::<std::num::ParseIntError>().is_some());
+
+    // What went through JSON has the cause only.
+    let failed = parlance_format::Response {
+        error: Some(e),
+        ..parlance_format::Response::from_value(&json!({"status": "failed", "messages": []}))
+            .unwrap()
+    };
+    let back = parlance_format::Response::from_value(&serde_json::to_value(&failed).unwrap());
+    let back = back.unwrap().error.unwrap();
+    assert_eq!(
+        back,
+        *failed.error.as_ref().unwrap(),
+        "equal but for the source"
+    );
+    assert!(back.source().is_none());
+}
+
+#[tokio::test]
+async fn a_model_error_and_a_store_error_are_sources_too() {
+    use std::error::Error;
+    let model = ScriptedModel::new([]);
+    model.push_error(ModelError::Authentication {
+        message: "bad key".into(),
+    });
+    let e = Agent::builder(model).build().unwrap().run("Hi").await;
+    let e = e.into_result().unwrap_err();
+    assert!(e.source().unwrap().downcast_ref::<ModelError>().is_some());
+
+    struct Broken;
+    impl Checkpoint for Broken {
+        fn commit<'a>(&'a self, _: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            Box::pin(async { Err(CheckpointError::new(std::io::Error::other("disk full"))) })
+        }
+    }
+    let model = ScriptedModel::new([says("Hello.")]);
+    let agent = Agent::builder(model).build().unwrap();
+    let e = agent.run("Hi").checkpoint(Arc::new(Broken)).await;
+    let e = e.into_result().unwrap_err();
+    assert_eq!(e.code, "store");
+    assert_eq!(e.message, "the step could not be stored: disk full");
+    assert!(
+        e.source()
+            .unwrap()
+            .downcast_ref::<std::io::Error>()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn retry_is_a_builder_too() {
+    let flaky = || {
+        Tool::new("parse", "Parse a number.", |a: Number| async move {
+            let n: i64 = a.text.parse()?;
+            Ok(n)
+        })
+    };
+    let fail = Limits {
+        on_tool_exception: parlance_agent::OnToolException::Fail,
+        ..Limits::default()
+    };
+    let model = ScriptedModel::new([
+        calls(&[("c1", "parse", json!({"text": "x"}))]),
+        says("Two."),
+    ]);
+    let agent = Agent::builder(model)
+        .limits(fail)
+        .tool(flaky())
+        .build()
+        .unwrap();
+    let failed = agent.run("Parse x").id("run_1").await;
+    assert_eq!(failed.status, RunStatus::Failed);
+    // The history as a store would hand it over: the input and the failed turn.
+    let history = failed.clone();
+    let steps = Arc::new(Steps::default());
+    let events: Vec<RunEvent> = agent
+        .retry([history])
+        .id("run_2")
+        .checkpoint(steps.clone())
+        .stream()
+        .collect()
+        .await;
+    let Some(RunEvent::RunCompleted(r)) = events.last() else {
+        panic!("the last event is RunCompleted")
+    };
+    assert_eq!(r.id.as_deref(), Some("run_2"));
+    assert_eq!(r.status, RunStatus::Failed, "x still does not parse");
+    assert_eq!(
+        steps.0.lock().unwrap().as_slice(),
+        ["replace tool"],
+        "the failed result is replaced in place"
+    );
+}
+
 #[test]
 fn unexpected_errors_keep_their_type() {
     let e: ToolError = "x".parse::<i64>().unwrap_err().into();
@@ -261,7 +426,7 @@ fn the_tools_description_wins_over_the_argument_types_doc() {
 struct Steps(Mutex<Vec<String>>);
 
 impl Checkpoint for Steps {
-    fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), String>> {
+    fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
         let line = match step {
             Step::Append(m) => format!("append {}", m.role.as_str()),
             Step::ReplaceLast(m) => format!("replace {}", m.role.as_str()),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
-use parlance_agent::{Agent, RunEvent, RunInput};
+use parlance_agent::{Agent, RunEvent};
 use parlance_format::{Block, Decision, DecisionKind, Message, Response, RunStatus};
 use parlance_server::Config;
 use parlance_server::config::AgentConfig;
@@ -83,7 +83,7 @@ pub async fn run(
     json: bool,
     verbose: bool,
 ) -> Result<ExitCode, String> {
-    let mut events = agent.run_stream(RunInput::text(prompt));
+    let mut events = agent.run(prompt).stream();
     let spinner = Spinner::start();
     let mut out = std::io::stdout();
     let mut response = None;

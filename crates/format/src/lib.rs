@@ -25,6 +25,7 @@
 
 mod block;
 mod error;
+mod id;
 mod message;
 mod read;
 mod response;
@@ -37,6 +38,7 @@ pub use block::{
     approval_digest,
 };
 pub use error::FormatError;
+pub use id::new_id;
 pub use message::{Message, Role};
 pub use read::{Conversation, check_links, messages_from_value, parse_conversation};
 pub use response::{Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn};

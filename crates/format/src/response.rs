@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -28,11 +30,12 @@ impl RunStatus {
 }
 
 /// Why a run failed.
-// An error type too: `Response::into_result` hands it to `?`. (A plain
+// An error type too: `Response::into_result` hands it to `?`, and its
+// `source()` is the error behind it when the run had one in hand (a
+// tool's own error under `fail`, the model's, the store's). (A plain
 // comment: the doc comment is the published schema's description.)
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, thiserror::Error)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[error("run failed ({code}): {message}")]
 pub struct RunError {
     /// A stable machine-readable code (`tool_failed`, `max_model_calls`,
     /// `invalid_arguments_budget`, `provider`, ...).
@@ -43,6 +46,59 @@ pub struct RunError {
     /// tool's error type and message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<Value>,
+    /// The error itself, in this process only (never serialised).
+    #[serde(skip)]
+    #[schemars(skip)]
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run failed ({}): {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The error itself, not the `Arc` around it, so that callers can
+        // downcast it to its own type.
+        let e: &(dyn std::error::Error + 'static) = self.source.as_deref()?;
+        Some(e)
+    }
+}
+
+impl RunError {
+    /// An error with a code and a message.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        RunError {
+            code: code.into(),
+            message: message.into(),
+            cause: None,
+            source: None,
+        }
+    }
+
+    /// With its cause as JSON (what is stored and sent).
+    pub fn with_cause(mut self, cause: Value) -> Self {
+        self.cause = Some(cause);
+        self
+    }
+
+    /// With the error behind it, for [`source`](std::error::Error::source)
+    /// (kept in memory only: a stored or deserialised error has the JSON
+    /// `cause` alone).
+    pub fn with_source(mut self, source: Arc<dyn std::error::Error + Send + Sync>) -> Self {
+        self.source = Some(source);
+        self
+    }
+}
+
+/// Equal when code, message and cause are (the in-memory source is not
+/// compared).
+impl PartialEq for RunError {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code && self.message == other.message && self.cause == other.cause
+    }
 }
 
 /// The answer to a run request: the turn's `messages` (the model's actual
@@ -198,15 +254,16 @@ impl Response {
     /// A failed run as an error (its code, message and cause); any other
     /// run as it is. A run paused for approval is not an error: check
     /// [`status`](Response::status) or [`pending`](Response::pending).
+    // The `Ok` side, a whole `Response`, is larger than the error: boxing
+    // the error would save nothing.
+    #[allow(clippy::result_large_err)]
     pub fn into_result(self) -> Result<Response, RunError> {
         if self.status != RunStatus::Failed {
             return Ok(self);
         }
-        Err(self.error.unwrap_or_else(|| RunError {
-            code: "failed".into(),
-            message: "the run failed without saying why".into(),
-            cause: None,
-        }))
+        Err(self
+            .error
+            .unwrap_or_else(|| RunError::new("failed", "the run failed without saying why")))
     }
 }
 

@@ -2,7 +2,6 @@
 //! decode token by token under the sampler chain and the loop guard.
 
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -285,18 +284,6 @@ fn millis(d: std::time::Duration) -> f64 {
     (d.as_secs_f64() * 1e5).round() / 100.0
 }
 
-fn new_call_id() -> String {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    format!(
-        "call_{:x}{:x}",
-        nanos & 0xffff_ffff_ffff,
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 /// The constrained JSON reply → canonical blocks.
 fn constrained_message(text: &str, finished: bool) -> Result<Message, ModelError> {
     let v: Value = match serde_json::from_str(text) {
@@ -317,7 +304,7 @@ fn constrained_message(text: &str, finished: bool) -> Result<Message, ModelError
             .iter()
             .map(|c| {
                 Block::tool_call(
-                    new_call_id(),
+                    parlance_format::new_id("call"),
                     c["name"].as_str().unwrap_or_default(),
                     c["arguments"].clone(),
                 )

@@ -14,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
-use parlance_agent::{Agent, Resume, RunEvent, RunInput};
+use parlance_agent::{Agent, Resume, RunEvent};
 use parlance_format::{Block, Decision, Response, RunStatus};
 use parlance_store::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
@@ -49,17 +49,12 @@ pub async fn create_run(
             .await?;
         return detached(state, who, handle, req.stream).await;
     }
-    let run = RunInput {
-        input,
-        turns,
-        run_id: None,
-        thread_id: None,
-    };
+    let run = agent.run(input).turns(turns);
     if req.stream {
-        let events = agent.run_stream(run);
+        let events = run.stream();
         return Ok(sse(state, who, events, Some(agent)));
     }
-    let r = agent.run(run).await;
+    let r = run.await;
     Ok(Json(stateless(&state, &who, &agent, &r)).into_response())
 }
 
@@ -220,7 +215,8 @@ pub async fn decide(
         };
         if req.stream {
             let events = agent
-                .resume_stream(resume)
+                .resume(resume)
+                .stream()
                 .map_err(|e| ApiError::invalid_decision(e.to_string()))?;
             return Ok(sse(state, who, events, Some(agent)));
         }

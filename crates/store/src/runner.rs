@@ -11,7 +11,9 @@ use std::sync::Arc;
 use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
-use parlance_agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Step};
+use parlance_agent::{
+    Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Step,
+};
 use parlance_format::{Decision, Message, Response, RunStatus, Turn};
 use tokio::task::JoinHandle;
 
@@ -24,7 +26,7 @@ struct StoreCheckpoint {
 }
 
 impl Checkpoint for StoreCheckpoint {
-    fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), String>> {
+    fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move {
             match step {
                 Step::Append(m) => self
@@ -34,7 +36,7 @@ impl Checkpoint for StoreCheckpoint {
                     .map(drop),
                 Step::ReplaceLast(m) => self.store.replace_last(&self.run, m).await,
             }
-            .map_err(|e| e.to_string())
+            .map_err(CheckpointError::new)
         })
     }
 }
@@ -396,32 +398,27 @@ async fn execute(
         Work::Run(input) => {
             let history = store.history(&run.thread_id).await?;
             store.append(run, &input).await?;
-            let run_input = RunInput {
-                input,
-                turns: vec![Turn { messages: history }],
-                run_id: Some(run.id.clone()),
-                thread_id: Some(run.thread_id.clone()),
-            };
+            let run = agent
+                .run(input)
+                .turns([Turn { messages: history }])
+                .id(&run.id)
+                .thread(&run.thread_id)
+                .checkpoint(checkpoint);
             match tx {
-                None => agent.run_with_checkpoint(run_input, checkpoint).await,
-                Some(tx) => {
-                    forward(agent.run_stream_with_checkpoint(run_input, checkpoint), tx).await?
-                }
+                None => run.await,
+                Some(tx) => forward(run.stream(), tx).await?,
             }
         }
         Work::Retry => {
             let history = store.history(&run.thread_id).await?;
-            let input = RunInput {
-                input: Vec::new(),
-                turns: vec![Turn { messages: history }],
-                run_id: Some(run.id.clone()),
-                thread_id: Some(run.thread_id.clone()),
-            };
+            let retry = agent
+                .retry([Turn { messages: history }])
+                .id(&run.id)
+                .thread(&run.thread_id)
+                .checkpoint(checkpoint);
             match tx {
-                None => agent.retry_with_checkpoint(input, checkpoint).await,
-                Some(tx) => {
-                    forward(agent.retry_stream_with_checkpoint(input, checkpoint), tx).await?
-                }
+                None => retry.await,
+                Some(tx) => forward(retry.stream(), tx).await?,
             }
         }
         Work::Resume {
@@ -429,16 +426,16 @@ async fn execute(
             paused,
             decisions,
         } => {
-            let resume = Resume {
-                turns: vec![Turn { messages: earlier }],
-                paused: *paused,
-                decisions,
-            };
+            let resume = agent
+                .resume(Resume {
+                    turns: vec![Turn { messages: earlier }],
+                    paused: *paused,
+                    decisions,
+                })
+                .checkpoint(checkpoint);
             match tx {
-                None => agent.resume_with_checkpoint(resume, checkpoint).await?,
-                Some(tx) => {
-                    forward(agent.resume_stream_with_checkpoint(resume, checkpoint)?, tx).await?
-                }
+                None => resume.await?,
+                Some(tx) => forward(resume.stream()?, tx).await?,
             }
         }
     };
@@ -449,10 +446,9 @@ async fn execute(
 /// Passes a run's events on (to nobody, once the listener is gone) and
 /// keeps its final response back: `RunCompleted` is sent once stored.
 async fn forward(
-    events: impl Stream<Item = RunEvent>,
+    mut events: RunStream,
     tx: &mpsc::UnboundedSender<RunEvent>,
 ) -> Result<Response, StoreError> {
-    let mut events = std::pin::pin!(events);
     while let Some(e) = events.next().await {
         match e {
             RunEvent::RunCompleted(r) => return Ok(r),
@@ -476,10 +472,6 @@ fn failed_response(active: &ActiveRun, e: &StoreError) -> Response {
         usage: Default::default(),
         finish_reason: None,
         pending: Vec::new(),
-        error: Some(parlance_format::RunError {
-            code: "store".into(),
-            message: e.to_string(),
-            cause: None,
-        }),
+        error: Some(parlance_format::RunError::new("store", e.to_string())),
     }
 }

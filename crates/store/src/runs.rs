@@ -8,12 +8,12 @@
 //! over checks the opposite (`lease_until < now`), so the two can never
 //! both succeed.
 
-use parlance_format::{Message, Response, RunError, RunStatus, Usage};
+use parlance_format::{Message, Response, RunError, RunStatus, Usage, new_id};
 use serde_json::{Value, json};
 use sqlx::Row;
 
 use crate::repair::{repair, settle_pending};
-use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, Tx, new_id, now_ms};
+use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, Tx, now_ms};
 
 /// The error a run gets when it was found dead (its lease ran out).
 fn interrupted_error() -> Value {

@@ -1,7 +1,6 @@
 //! The store itself: one implementation over SQLite and PostgreSQL (sqlx's
 //! `Any` driver), with the few dialect differences in [`crate::sql`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parlance_format::{Block, Message, Usage};
@@ -74,21 +73,6 @@ pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// A fresh id with a prefix: time, process and a counter, so ids sort by
-/// creation and never collide between processes.
-pub(crate) fn new_id(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    format!(
-        "{prefix}_{nanos:016x}{:05x}{:04x}",
-        std::process::id() & 0xfffff,
-        n & 0xffff
-    )
 }
 
 /// A thread.
@@ -338,7 +322,7 @@ impl Store {
     /// A new, empty thread.
     pub async fn create_thread(&self, owner: Option<&str>, metadata: Value) -> R<Thread> {
         let t = Thread {
-            id: new_id("thr"),
+            id: parlance_format::new_id("thr"),
             owner: owner.map(str::to_string),
             metadata,
             created_at: now_ms(),

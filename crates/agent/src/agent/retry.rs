@@ -10,17 +10,14 @@
 //! called again on the history.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use futures::Stream;
-use futures::channel::mpsc;
-use parlance_format::{
-    ApprovalRequest, Block, Response, Role, RunStatus, ToolCall, ToolResult, ToolStatus,
-};
+use parlance_format::{Block, Response, Role, ToolCall, ToolResult, ToolStatus};
 use serde_json::Value;
 
-use super::{Agent, Checkpoint, Hooks, RunEvent, RunInput, Step, emit};
-use crate::engine::{Check, OnToolException};
+use super::Agent;
+use super::events::Hooks;
+use super::input::RunInput;
+use super::run_loop::Stop;
 
 /// The approval requests of a stopped run become `interrupted` results:
 /// nobody will decide them, and a model cannot be sent a request.
@@ -41,26 +38,6 @@ pub(super) fn settle(content: &mut [Block]) {
     }
 }
 
-/// A reviewer's answer takes a tool result's place, and every provider
-/// carries text and JSON in a tool result, but not all carry images,
-/// audio or files (OpenAI Chat takes only text): an answer holding
-/// anything else would make every later run on the thread fail, so it is
-/// refused, naming the block.
-pub(super) fn check_answer(content: &[Block], path: &str) -> Result<(), super::DecisionError> {
-    for (i, b) in content.iter().enumerate() {
-        if !matches!(b, Block::Text(_) | Block::Json { .. }) {
-            return Err(super::refuse(
-                format!("{path}.content[{i}]"),
-                format!(
-                    "an answer holds text and json blocks only, not {} (not every provider can carry it in a tool result)",
-                    b.type_name()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Whether a result is one a retry runs again.
 fn failed(r: &ToolResult) -> bool {
     matches!(r.status, ToolStatus::ToolFailed | ToolStatus::Interrupted)
@@ -68,39 +45,8 @@ fn failed(r: &ToolResult) -> bool {
 
 impl Agent {
     /// Retries a failed run (see the module's doc): `input.turns` holds the
-    /// history (the failed turn last), `input.input` is normally empty.
-    pub async fn retry_with_checkpoint(
-        &self,
-        input: RunInput,
-        checkpoint: Arc<dyn Checkpoint>,
-    ) -> Response {
-        let hooks = Hooks {
-            tx: None,
-            checkpoint: Some(checkpoint),
-        };
-        self.retry_inner(input, &hooks).await
-    }
-
-    /// [`Agent::retry_with_checkpoint`] as a stream of events.
-    pub fn retry_stream_with_checkpoint(
-        &self,
-        input: RunInput,
-        checkpoint: Arc<dyn Checkpoint>,
-    ) -> impl Stream<Item = RunEvent> + Send + 'static {
-        let (tx, rx) = mpsc::unbounded();
-        let agent = self.clone();
-        tokio::spawn(async move {
-            let hooks = Hooks {
-                tx: Some(tx),
-                checkpoint: Some(checkpoint),
-            };
-            let response = agent.retry_inner(input, &hooks).await;
-            emit(&hooks.tx, RunEvent::RunCompleted(response));
-        });
-        rx
-    }
-
-    async fn retry_inner(&self, input: RunInput, hooks: &Hooks) -> Response {
+    /// history, the failed turn last.
+    pub(super) async fn retry_failed(&self, input: RunInput, hooks: &Hooks) -> Response {
         let mut state = self.start(input);
         let messages = &state.request.messages;
         let last = messages.len().saturating_sub(1);
@@ -119,74 +65,38 @@ impl Agent {
         // This turn starts at the failed turn's assistant message: the
         // answer shows the calls and their new results.
         state.turn_start = state.turn_start.min(assistant);
-        let calls: HashMap<String, ToolCall> = state.request.messages[assistant]
+        let calls: HashMap<&str, &ToolCall> = state.request.messages[assistant]
             .tool_calls()
-            .map(|c| (c.id.clone(), c.clone()))
+            .map(|c| (c.id.as_str(), c))
             .collect();
         let mut content = state.request.messages[last].content.clone();
-        let mut runnable: Vec<(usize, ToolCall)> = Vec::new();
-        let mut pending: Vec<ApprovalRequest> = Vec::new();
+        let mut runnable: Vec<(usize, &ToolCall)> = Vec::new();
         for (i, b) in content.iter_mut().enumerate() {
-            let Some(call) = b
+            let Some(&call) = b
                 .as_tool_result()
                 .filter(|r| failed(r))
-                .and_then(|r| calls.get(&r.tool_call_id))
+                .and_then(|r| calls.get(r.tool_call_id.as_str()))
             else {
                 continue;
             };
-            match self.inner.tools.check(&call.name, call, &call.arguments) {
-                Check::Ready {
-                    needs_approval: true,
-                    ..
-                } => {
-                    let mut request = ApprovalRequest::for_call(call);
-                    request.digest = self.digest(&state.run_id, call);
-                    pending.push(request.clone());
-                    *b = Block::ApprovalRequest {
-                        approval_request: request,
-                    };
-                }
-                _ => runnable.push((i, call.clone())),
+            match self.waiting(&state, call) {
+                Some(request) => *b = request,
+                None => runnable.push((i, call)),
             }
         }
         let pairs: Vec<(&ToolCall, &Value)> =
-            runnable.iter().map(|(_, c)| (c, &c.arguments)).collect();
-        let sink = Self::sink(&hooks.tx);
-        let reports = self
-            .inner
-            .tools
-            .run_calls(&pairs, &self.call_settings(&state), sink.as_ref())
-            .await;
-        let mut fatal = None;
-        for ((i, _), report) in runnable.iter().zip(reports) {
-            if self.inner.limits.on_tool_exception == OnToolException::Fail
-                && let Some(cause) = report.cause
-            {
-                fatal.get_or_insert(cause);
-            }
-            content[*i] = Block::tool_result(report.result);
+            runnable.iter().map(|(_, c)| (*c, &c.arguments)).collect();
+        let reports = self.run_calls(&state, &pairs, hooks).await;
+        let mut stop = Stop::default();
+        let slots: Vec<usize> = runnable.iter().map(|(i, _)| *i).collect();
+        for (i, report) in slots.into_iter().zip(reports) {
+            content[i] = self.result_block(report, &mut stop);
         }
-        if fatal.is_some() {
-            settle(&mut content);
-            pending.clear();
-        }
-        let tool_message = {
-            let m = &mut state.request.messages[last];
-            m.content = content;
-            m.clone()
-        };
-        emit(&hooks.tx, RunEvent::MessageCompleted(tool_message.clone()));
-        if let Err(e) = hooks.commit(Step::ReplaceLast(&tool_message)).await {
-            return state.failed("store", format!("the step could not be stored: {e}"), None);
-        }
-        if let Some(cause) = fatal {
-            return self.tool_failed(&state, cause);
-        }
-        if !pending.is_empty() {
-            emit(&hooks.tx, RunEvent::ApprovalRequired(pending.clone()));
-            let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
-            r.pending = pending;
-            return r;
+        if let Some(end) = self
+            .end_rewritten_turn(&mut state, content, stop, hooks)
+            .await
+        {
+            return end;
         }
         self.drive(&mut state, hooks).await
     }

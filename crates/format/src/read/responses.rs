@@ -125,11 +125,9 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
             let ep = path.key("error");
             let o = Obj::new(e, &ep, "a run error")?;
             o.only(&["code", "message", "cause"], "a run error")?;
-            Some(RunError {
-                code: o.req_id("code")?,
-                message: o.req_str("message")?,
-                cause: o.get("cause").cloned(),
-            })
+            let mut error = RunError::new(o.req_id("code")?, o.req_str("message")?);
+            error.cause = o.get("cause").cloned();
+            Some(error)
         }
     };
     Ok(Response {

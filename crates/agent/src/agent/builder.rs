@@ -1,0 +1,145 @@
+//! Building an agent: its model, instructions, tools, limits and options.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parlance_format::ToolSpec;
+use parlance_model::{Model, ModelOptions, OutputSchema};
+use serde_json::Value;
+
+use super::{Agent, Inner};
+use crate::engine::{DEFAULT_MAX_TOOL_OUTPUT, OnToolException, ToolBox};
+use crate::validate::ArgValidator;
+use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError};
+
+/// Limits and policies of an agent's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Model calls allowed in one run.
+    pub max_model_calls: u32,
+    /// Calls with invalid arguments tolerated in one run (tools may set their own).
+    pub max_invalid_arguments: u32,
+    /// Time a tool call may take, unless the tool sets its own.
+    pub tool_timeout: Duration,
+    /// Tool calls of one turn run at once (`None`: all).
+    pub tool_concurrency: Option<usize>,
+    /// What an unexpected tool failure becomes.
+    pub on_tool_exception: OnToolException,
+    /// The most a tool's result may hold, in bytes of JSON (default 1 MiB;
+    /// tools may set their own). Beyond it the result is replaced by a
+    /// short error the model reads; nothing huge is kept.
+    pub max_tool_output: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_model_calls: 10,
+            max_invalid_arguments: 3,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            tool_concurrency: None,
+            on_tool_exception: OnToolException::ReturnToModel,
+            max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
+        }
+    }
+}
+
+/// Builds an [`Agent`] (see [`Agent::builder`]).
+pub struct AgentBuilder {
+    name: Option<String>,
+    model: Arc<dyn Model>,
+    instructions: Option<String>,
+    tools: Vec<Tool>,
+    limits: Limits,
+    options: ModelOptions,
+    approval_key: Option<Arc<[u8]>>,
+}
+
+impl AgentBuilder {
+    pub(super) fn new(model: Arc<dyn Model>) -> Self {
+        AgentBuilder {
+            name: None,
+            model,
+            instructions: None,
+            tools: Vec::new(),
+            limits: Limits::default(),
+            options: ModelOptions::default(),
+            approval_key: None,
+        }
+    }
+
+    /// Signs the digests of calls waiting for approval with this key
+    /// (HMAC, bound to the run's id): decisions can then be made only for
+    /// calls this agent paused on, in that run. A server passes its secret.
+    pub fn approval_key(mut self, key: impl Into<Arc<[u8]>>) -> Self {
+        self.approval_key = Some(key.into());
+        self
+    }
+
+    /// A name, recorded with each run (so a server can resume it).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The system instructions.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Offers a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Limits and policies.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Model options (sampling, reasoning, tool choice...).
+    pub fn options(mut self, options: ModelOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The final answer must be JSON satisfying `schema`; it becomes the
+    /// response's `output`.
+    pub fn output_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
+        self.options.output_schema = Some(OutputSchema {
+            name: name.into(),
+            schema,
+        });
+        self
+    }
+
+    /// Compiles every schema; fails on a bad schema or a duplicate tool name.
+    pub fn build(self) -> Result<Agent, ToolBoxError> {
+        let mut tools = ToolBox::new();
+        for t in self.tools {
+            tools.add(t)?;
+        }
+        let output = match &self.options.output_schema {
+            Some(s) => Some(ArgValidator::new(&s.name, &s.schema)?),
+            None => None,
+        };
+        let specs: Arc<[ToolSpec]> = tools.specs().into();
+        Ok(Agent {
+            deps: None,
+            inner: Arc::new(Inner {
+                name: self.name,
+                model: self.model,
+                instructions: self.instructions,
+                tools,
+                specs,
+                limits: self.limits,
+                options: self.options,
+                output,
+                approval_key: self.approval_key,
+            }),
+        })
+    }
+}

@@ -1,0 +1,380 @@
+//! One run, turn by turn: call the model, run the calls it makes (those
+//! that need approval wait), and end each turn of tool calls the same way
+//! whether it came from the model, a resume or a retry.
+
+use futures::StreamExt;
+use parlance_format::{
+    ApprovalRequest, Block, Message, Response, Role, RunError, RunStatus, ToolCall, ToolStatus,
+};
+use parlance_model::{ModelError, ModelRequest, StreamEvent};
+use serde_json::{Value, json};
+
+use super::events::{Hooks, RunEvent, Step};
+use super::input::RunInput;
+use super::resume::ResumePlan;
+use super::state::State;
+use super::{Agent, retry};
+use crate::engine::{BudgetExceeded, CallReport, Check, FailureCause, InvalidArgumentsBudget};
+
+/// How a run begins: every way in (awaited or streamed, stored or not)
+/// goes through [`Agent::go`] with one of these.
+pub(crate) enum Start {
+    /// A new run.
+    Run(RunInput),
+    /// A failed run's failed calls again (`turns`: the history).
+    Retry(RunInput),
+    /// Checked decisions on a paused run.
+    Resume(Box<ResumePlan>),
+}
+
+/// Where a turn's tool message goes: after the assistant's (a new turn),
+/// or in place of the last one (a resume, a retry).
+#[derive(Clone, Copy)]
+enum Place {
+    Append,
+    ReplaceLast,
+}
+
+/// What stops the run after a turn of tool calls, if anything.
+#[derive(Default)]
+pub(super) struct Stop {
+    /// A tool's unexpected failure under policy `fail`.
+    failed_tool: Option<FailureCause>,
+    /// One invalid call too many.
+    over_budget: Option<BudgetExceeded>,
+}
+
+impl Agent {
+    /// The one body behind every way to run: the run, its events and
+    /// steps going where `hooks` say.
+    pub(crate) async fn go(&self, start: Start, hooks: Hooks) -> Response {
+        match start {
+            Start::Run(input) => {
+                let mut state = self.start(input);
+                self.drive(&mut state, &hooks).await
+            }
+            Start::Retry(input) => self.retry_failed(input, &hooks).await,
+            Start::Resume(plan) => self.apply(*plan, &hooks).await,
+        }
+    }
+
+    /// The loop: model, tools, model... until done, paused or failed.
+    pub(super) async fn drive(&self, state: &mut State, hooks: &Hooks) -> Response {
+        let limits = &self.inner.limits;
+        let mut budget = match self.budget_so_far(state) {
+            Ok(b) => b,
+            Err(e) => {
+                return state.failed(RunError::new("invalid_arguments_budget", e.to_string()));
+            }
+        };
+        loop {
+            if state.model_calls() >= limits.max_model_calls {
+                let n = limits.max_model_calls;
+                return state.failed(RunError::new(
+                    "max_model_calls",
+                    format!("the model was called {n} times without finishing (limit {n})"),
+                ));
+            }
+            let message = match self.call_model(state, hooks).await {
+                Ok(m) => m,
+                Err(e) => {
+                    let cause = json!({"kind": e.kind(), "message": e.to_string()});
+                    return state.failed(
+                        RunError::new("model_error", e.to_string())
+                            .with_cause(cause)
+                            .with_source(std::sync::Arc::new(e)),
+                    );
+                }
+            };
+            if let Some(u) = &message.usage {
+                state.usage.add(u);
+            }
+            state.finish_reason = message.finish_reason;
+            hooks.emit(RunEvent::MessageCompleted(message.clone()));
+            if let Err(e) = hooks.commit(Step::Append(&message)).await {
+                return state.failed(not_stored(e));
+            }
+            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            state.request.messages.push(message);
+            if calls.is_empty() {
+                return self.complete(state);
+            }
+
+            // Calls that need approval wait; the others run now, together.
+            let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
+            let mut runnable = Vec::new();
+            for (i, call) in calls.iter().enumerate() {
+                match self.waiting(state, call) {
+                    Some(request) => slots[i] = Some(request),
+                    None => runnable.push((i, call)),
+                }
+            }
+            let pairs: Vec<(&ToolCall, &Value)> =
+                runnable.iter().map(|(_, c)| (*c, &c.arguments)).collect();
+            let reports = self.run_calls(state, &pairs, hooks).await;
+            let mut stop = Stop::default();
+            for ((i, call), report) in runnable.iter().zip(reports) {
+                if report.result.status == ToolStatus::InvalidArguments
+                    && let Err(e) = budget.record(&call.name, &self.inner.tools)
+                {
+                    stop.over_budget.get_or_insert(e);
+                }
+                slots[*i] = Some(self.result_block(report, &mut stop));
+            }
+            let content = slots.into_iter().flatten().collect();
+            if let Some(end) = self
+                .end_tool_turn(state, content, Place::Append, stop, hooks)
+                .await
+            {
+                return end;
+            }
+        }
+    }
+
+    /// An `approval_request` block in `call`'s place when it must wait
+    /// for a decision (valid arguments, and the tool says so).
+    pub(super) fn waiting(&self, state: &State, call: &ToolCall) -> Option<Block> {
+        match self.inner.tools.check(&call.name, call, &call.arguments) {
+            Check::Ready {
+                needs_approval: true,
+                ..
+            } => {
+                let mut request = ApprovalRequest::for_call(call);
+                request.digest = self.digest(&state.run_id, call);
+                Some(Block::ApprovalRequest {
+                    approval_request: request,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs calls together; reports in call order.
+    pub(super) async fn run_calls(
+        &self,
+        state: &State,
+        calls: &[(&ToolCall, &Value)],
+        hooks: &Hooks,
+    ) -> Vec<CallReport> {
+        let sink = hooks.tool_events();
+        self.inner
+            .tools
+            .run_calls(calls, &self.call_settings(state), sink.as_ref())
+            .await
+    }
+
+    /// A call's result as it goes in the tool message; under policy
+    /// `fail`, its unexpected failure stops the run.
+    pub(super) fn result_block(&self, report: CallReport, stop: &mut Stop) -> Block {
+        if self.inner.limits.on_tool_exception == crate::OnToolException::Fail
+            && let Some(cause) = report.cause
+        {
+            stop.failed_tool.get_or_insert(cause);
+        }
+        Block::tool_result(report.result)
+    }
+
+    /// Ends a turn of tool calls: when the run stops, calls still waiting
+    /// for a decision become `interrupted` (nobody will decide them, and a
+    /// model cannot be sent a request); the tool message is reported and
+    /// kept; then the run fails, pauses for the calls still waiting, or
+    /// goes on (`None`).
+    async fn end_tool_turn(
+        &self,
+        state: &mut State,
+        mut content: Vec<Block>,
+        place: Place,
+        stop: Stop,
+        hooks: &Hooks,
+    ) -> Option<Response> {
+        if stop.failed_tool.is_some() || stop.over_budget.is_some() {
+            retry::settle(&mut content);
+        }
+        let pending: Vec<ApprovalRequest> = content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
+                _ => None,
+            })
+            .collect();
+        let kept = match place {
+            // Kept before it joins the context: a run that fails to store
+            // it answers without it.
+            Place::Append => {
+                let message = Message::new(Role::Tool, content);
+                hooks.emit(RunEvent::MessageCompleted(message.clone()));
+                let kept = hooks.commit(Step::Append(&message)).await;
+                if kept.is_ok() {
+                    state.request.messages.push(message);
+                }
+                kept
+            }
+            Place::ReplaceLast => {
+                let last = state.request.messages.last_mut().expect("a tool message");
+                last.content = content;
+                hooks.emit(RunEvent::MessageCompleted(last.clone()));
+                hooks.commit(Step::ReplaceLast(last)).await
+            }
+        };
+        if let Err(e) = kept {
+            return Some(state.failed(not_stored(e)));
+        }
+        if let Some(cause) = stop.failed_tool {
+            return Some(state.failed(tool_failed(cause)));
+        }
+        if let Some(e) = stop.over_budget {
+            return Some(state.failed(RunError::new("invalid_arguments_budget", e.to_string())));
+        }
+        if !pending.is_empty() {
+            hooks.emit(RunEvent::ApprovalRequired(pending.clone()));
+            let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
+            r.pending = pending;
+            return Some(r);
+        }
+        None
+    }
+
+    /// [`Self::end_tool_turn`] for a tool message rewritten in place.
+    pub(super) async fn end_rewritten_turn(
+        &self,
+        state: &mut State,
+        content: Vec<Block>,
+        stop: Stop,
+        hooks: &Hooks,
+    ) -> Option<Response> {
+        self.end_tool_turn(state, content, Place::ReplaceLast, stop, hooks)
+            .await
+    }
+
+    /// The invalid-argument budget as already spent in this turn.
+    fn budget_so_far(&self, state: &State) -> Result<InvalidArgumentsBudget, BudgetExceeded> {
+        let mut budget = InvalidArgumentsBudget::new(self.inner.limits.max_invalid_arguments);
+        for m in state.turn() {
+            for b in &m.content {
+                if let Block::ToolResult { tool_result } = b
+                    && tool_result.status == ToolStatus::InvalidArguments
+                {
+                    let name = tool_result.name.as_deref().unwrap_or("");
+                    budget.record(name, &self.inner.tools)?;
+                }
+            }
+        }
+        Ok(budget)
+    }
+
+    async fn call_model(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {
+        let model = &self.inner.model;
+        // Artifacts are kept with the thread, never sent to a model: a
+        // request that holds any is sent without them.
+        let stripped;
+        let request = if has_artifacts(&state.request.messages) {
+            stripped = without_artifacts(&state.request);
+            &stripped
+        } else {
+            &state.request
+        };
+        if !hooks.streaming() {
+            return model.generate(request).await;
+        }
+        let mut stream = model.stream(request).await?;
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta { text, .. } => hooks.emit(RunEvent::TextDelta(text)),
+                StreamEvent::ThinkingDelta { text, .. } => {
+                    hooks.emit(RunEvent::ThinkingDelta(text))
+                }
+                StreamEvent::Done(message) => return Ok(message),
+                _ => {}
+            }
+        }
+        Err(ModelError::MalformedResponse {
+            message: "the stream ended before the message was complete".into(),
+        })
+    }
+
+    /// The model stopped: the output is its text, or its JSON value when an
+    /// output schema is set.
+    fn complete(&self, state: &State) -> Response {
+        let last = state
+            .request
+            .messages
+            .last()
+            .expect("a message was just added");
+        let Some(validator) = &self.inner.output else {
+            return state.response(RunStatus::Completed, Value::String(last.text()));
+        };
+        let value = last.content.iter().find_map(|b| match b {
+            Block::Json { json } => Some(Ok(json.clone())),
+            _ => None,
+        });
+        let value = value.unwrap_or_else(|| {
+            serde_json::from_str::<Value>(&last.text()).map_err(|e| e.to_string())
+        });
+        match value {
+            Err(e) => state.failed(
+                RunError::new(
+                    "invalid_output",
+                    format!("the final answer is not JSON: {e}"),
+                )
+                .with_cause(Value::String(last.text())),
+            ),
+            Ok(v) => {
+                let problems = validator.problems(&v);
+                if problems.is_empty() {
+                    state.response(RunStatus::Completed, v)
+                } else {
+                    state.failed(
+                        RunError::new(
+                            "invalid_output",
+                            format!(
+                                "the final answer does not match the output schema: {}",
+                                problems.join("; ")
+                            ),
+                        )
+                        .with_cause(v),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// The run stops on a tool's unexpected failure (policy `fail`): the cause
+/// as JSON, and the tool's own error as the run error's source.
+fn tool_failed(cause: FailureCause) -> RunError {
+    let message = format!(
+        "tool {} failed: {}: {}",
+        cause.tool, cause.error_type, cause.message
+    );
+    let source = cause.error.clone();
+    let error = RunError::new("tool_failed", message)
+        .with_cause(serde_json::to_value(&cause).expect("json"));
+    match source {
+        Some(e) => error.with_source(e),
+        None => error,
+    }
+}
+
+/// A step could not be stored: the run fails with code `store`, the
+/// storage's error as its source.
+fn not_stored(e: super::CheckpointError) -> RunError {
+    RunError::new("store", format!("the step could not be stored: {e}"))
+        .with_source(e.error().clone())
+}
+
+fn has_artifacts(messages: &[Message]) -> bool {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .any(|b| matches!(b, Block::ToolResult { tool_result } if tool_result.artifact.is_some()))
+}
+
+fn without_artifacts(request: &ModelRequest) -> ModelRequest {
+    let mut r = request.clone();
+    for b in r.messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        if let Block::ToolResult { tool_result } = b {
+            tool_result.artifact = None;
+        }
+    }
+    r
+}

@@ -1,0 +1,117 @@
+//! A run in progress: the model's whole context, where this run's turn
+//! starts in it, and the responses a run ends with.
+
+use std::sync::Arc;
+
+use parlance_format::{
+    FinishReason, Message, Response, Role, RunError, RunStatus, Turn, Usage, new_id,
+};
+use parlance_model::ModelRequest;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use super::input::RunInput;
+use crate::engine::CallSettings;
+
+/// A run in progress.
+pub(super) struct State {
+    pub(super) run_id: String,
+    pub(super) thread_id: Option<String>,
+    /// The instructions, earlier turns, and this run's messages.
+    pub(super) request: ModelRequest,
+    /// Where this run's messages start in `request.messages`.
+    pub(super) turn_start: usize,
+    pub(super) usage: Usage,
+    pub(super) finish_reason: Option<FinishReason>,
+    /// Cancels the run's tool calls.
+    pub(super) cancel: CancellationToken,
+}
+
+impl State {
+    /// This run's messages.
+    pub(super) fn turn(&self) -> &[Message] {
+        &self.request.messages[self.turn_start..]
+    }
+
+    pub(super) fn model_calls(&self) -> u32 {
+        self.turn()
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count() as u32
+    }
+
+    pub(super) fn response(&self, status: RunStatus, output: Value) -> Response {
+        Response {
+            id: Some(self.run_id.clone()),
+            thread_id: self.thread_id.clone(),
+            status,
+            messages: self.turn().to_vec(),
+            output,
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+            pending: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The run ends with `error`.
+    pub(super) fn failed(&self, error: RunError) -> Response {
+        let mut r = self.response(RunStatus::Failed, Value::Null);
+        r.error = Some(error);
+        r
+    }
+}
+
+impl Agent {
+    /// The state of a run on `turns`, before its own messages.
+    pub(super) fn state(
+        &self,
+        turns: &[Turn],
+        run_id: Option<String>,
+        thread_id: Option<String>,
+    ) -> State {
+        let mut messages = Vec::new();
+        if let Some(text) = &self.inner.instructions {
+            messages.push(Message::system(text.clone()));
+        }
+        for turn in turns {
+            messages.extend(turn.messages.iter().cloned());
+        }
+        State {
+            run_id: run_id.unwrap_or_else(|| new_id("run")),
+            thread_id,
+            turn_start: messages.len(),
+            request: ModelRequest {
+                messages,
+                tools: self.inner.specs.to_vec(),
+                options: self.inner.options.clone(),
+            },
+            usage: Usage::default(),
+            finish_reason: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The state of a new run.
+    pub(super) fn start(&self, input: RunInput) -> State {
+        let mut state = self.state(&input.turns, input.run_id, input.thread_id);
+        state.request.messages.extend(input.input);
+        state
+    }
+
+    /// What each tool call of the run is given.
+    pub(super) fn call_settings(&self, state: &State) -> CallSettings {
+        let l = &self.inner.limits;
+        CallSettings {
+            timeout: l.tool_timeout,
+            concurrency: l.tool_concurrency,
+            on_tool_exception: l.on_tool_exception,
+            max_output: l.max_tool_output,
+            run_id: Arc::from(state.run_id.as_str()),
+            thread_id: state.thread_id.as_deref().map(Arc::from),
+            cancel: state.cancel.clone(),
+            deps: self.deps.clone(),
+        }
+    }
+}
