@@ -46,6 +46,14 @@ pub enum Block {
         /// The pending call.
         approval_request: ApprovalRequest,
     },
+    /// A prompt-cache breakpoint: the provider may cache everything up to
+    /// and including the block before it (Anthropic `cache_control`, OpenAI
+    /// `prompt_cache_breakpoint`, Bedrock `cachePoint`). A hint: where the
+    /// provider has no breakpoints it is dropped with a warning.
+    CachePoint {
+        /// How long the cached prefix should live.
+        cache_point: CachePoint,
+    },
 }
 
 impl Block {
@@ -98,6 +106,7 @@ impl Block {
             Block::ToolCall { .. } => "tool_call",
             Block::ToolResult { .. } => "tool_result",
             Block::ApprovalRequest { .. } => "approval_request",
+            Block::CachePoint { .. } => "cache_point",
         }
     }
 
@@ -352,6 +361,24 @@ impl ToolResult {
     pub fn is_error(&self) -> bool {
         !self.status.is_ok()
     }
+}
+
+/// A prompt-cache breakpoint (see [`Block::CachePoint`]; a tool spec
+/// carries one as `cache_point` to end the cached prefix after itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CachePoint {
+    /// How long the cached prefix should live: `5m` or `1h` (the lifetimes
+    /// providers offer per breakpoint). Absent: the provider's default. A
+    /// provider that cannot give it says so in a warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["5m", "1h", null]))]
+    pub ttl: Option<String>,
+}
+
+impl CachePoint {
+    /// The lifetimes a cache point may ask for.
+    pub const TTLS: [&'static str; 2] = ["5m", "1h"];
 }
 
 /// A tool call waiting for a reviewer's decision.

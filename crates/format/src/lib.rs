@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod block;
+mod depth;
 mod error;
 mod id;
 mod message;
@@ -34,9 +35,10 @@ mod tool;
 mod usage;
 
 pub use block::{
-    ApprovalRequest, Block, Media, Text, Thinking, ToolCall, ToolResult, ToolStatus,
+    ApprovalRequest, Block, CachePoint, Media, Text, Thinking, ToolCall, ToolResult, ToolStatus,
     approval_digest,
 };
+pub use depth::{MAX_VALUE_DEPTH, within_depth};
 pub use error::FormatError;
 pub use id::new_id;
 pub use message::{Message, Role};
@@ -49,7 +51,7 @@ pub use usage::{FinishReason, Usage};
 ///
 /// It is part of every published schema's `$id`. See `docs/format.md`
 /// ("Versions and compatibility") for what a version change may break.
-pub const FORMAT_VERSION: &str = "1.0";
+pub const FORMAT_VERSION: &str = "1.1";
 
 /// Serialises any canonical value as compact JSON, in canonical key order.
 pub fn to_json<T: serde::Serialize>(value: &T) -> String {

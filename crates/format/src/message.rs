@@ -50,6 +50,11 @@ pub struct Message {
     /// The provider's own finish/stop reason, unchanged (`end_turn`, `STOP`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason_raw: Option<String>,
+    /// The provider's own detail on why it stopped, unchanged (Anthropic
+    /// `stop_details`: a refusal's category and explanation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub finish_details: Option<Map<String, Value>>,
     /// The provider that produced it (`anthropic`, `openai`, `openai-responses`, `google`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
@@ -72,6 +77,7 @@ impl Message {
             usage: None,
             finish_reason: None,
             finish_reason_raw: None,
+            finish_details: None,
             provider: None,
             model: None,
             metadata: None,

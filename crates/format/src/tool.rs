@@ -18,6 +18,10 @@ pub struct ToolSpec {
     /// `strict`), when it can.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// A prompt-cache breakpoint after this tool's definition (Anthropic
+    /// `cache_control` on a tool): the tools up to here may be cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_point: Option<crate::CachePoint>,
 }
 
 impl ToolSpec {
@@ -32,6 +36,7 @@ impl ToolSpec {
             description: Some(description.into()),
             input_schema,
             strict: None,
+            cache_point: None,
         }
     }
 }

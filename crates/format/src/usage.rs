@@ -25,11 +25,13 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another usage to this one (for run totals).
+    /// Adds another usage to this one (for run totals). Sums saturate at
+    /// `u64::MAX`: counts come from providers and are not trusted to be
+    /// small.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_tokens += other.cached_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
         self.cache_write_tokens = add_opt(self.cache_write_tokens, other.cache_write_tokens);
         self.reasoning_tokens = add_opt(self.reasoning_tokens, other.reasoning_tokens);
     }
@@ -38,7 +40,7 @@ impl Usage {
 fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
         (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
     }
 }
 

@@ -77,6 +77,13 @@ pub enum ModelError {
         /// What was wrong.
         message: String,
     },
+    /// A provider request body given to be read (`parlance convert`) is
+    /// not one: a missing or wrong field, named by its path.
+    #[error("malformed request: {message}")]
+    MalformedRequest {
+        /// What was wrong, and where.
+        message: String,
+    },
     /// The conversation holds something this provider cannot take; found
     /// before any request was sent.
     #[error("unsupported by this provider: {message}")]
@@ -101,6 +108,7 @@ impl ModelError {
             ModelError::Network { .. } => "network",
             ModelError::Timeout { .. } => "timeout",
             ModelError::MalformedResponse { .. } => "malformed_response",
+            ModelError::MalformedRequest { .. } => "malformed_request",
             ModelError::Unsupported { .. } => "unsupported",
         }
     }

@@ -105,17 +105,46 @@ impl Assembler {
 }
 
 /// Sets a call's arguments from the provider's JSON text: empty text is
-/// `{}`; text that is not JSON is kept in `raw_arguments`, arguments `null`.
+/// `{}`; text that is not JSON (or nests deeper than the format's limit,
+/// [`parlance_format::MAX_VALUE_DEPTH`], so that the message can be stored
+/// and read back) is kept in `raw_arguments`, arguments `null`.
 pub fn set_arguments(call: &mut ToolCall, text: &str) {
     if text.trim().is_empty() {
         call.arguments = Value::Object(Default::default());
         return;
     }
-    match serde_json::from_str(text) {
-        Ok(v) => call.arguments = v,
-        Err(_) => {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if parlance_format::within_depth(&v, parlance_format::MAX_VALUE_DEPTH) => {
+            call.arguments = v
+        }
+        _ => {
             call.arguments = Value::Null;
             call.raw_arguments = Some(text.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_deeper_than_the_format_allows_are_kept_as_text() {
+        let depth = parlance_format::MAX_VALUE_DEPTH;
+        let deep = "[".repeat(depth + 1) + &"]".repeat(depth + 1);
+        let mut call = ToolCall::new("c", "f", Value::Null);
+        set_arguments(&mut call, &deep);
+        assert_eq!(call.arguments, Value::Null);
+        assert_eq!(call.raw_arguments.as_deref(), Some(deep.as_str()));
+        let ok = "[".repeat(depth) + &"]".repeat(depth);
+        let mut call = ToolCall::new("c", "f", Value::Null);
+        set_arguments(&mut call, &ok);
+        assert!(call.arguments.is_array() && call.raw_arguments.is_none());
+        // Stored and read back.
+        let m = Message::new(
+            parlance_format::Role::Assistant,
+            vec![Block::ToolCall { tool_call: call }],
+        );
+        Message::from_json_str(&parlance_format::to_json(&m)).unwrap();
     }
 }

@@ -29,6 +29,53 @@ pub struct DecodedRequest {
     pub request: parlance_model::ModelRequest,
 }
 
+/// Every `decode_request` goes through here, so that all of them hold to
+/// the same rules: errors speak of a malformed *request*; a body nested
+/// deeper than the format's limit is refused up front (every value in it
+/// is then within the limit); and the result is a conversation the
+/// canonical reader accepts (a decoder never writes what the reader would
+/// refuse: a tool result answering no call, media without a type...).
+pub(crate) fn checked_request(
+    body: &Value,
+    decode: impl FnOnce(&Value) -> Result<DecodedRequest, ModelError>,
+) -> Result<DecodedRequest, ModelError> {
+    let as_request = |e: ModelError| match e {
+        ModelError::MalformedResponse { message } => ModelError::MalformedRequest { message },
+        other => other,
+    };
+    if !parlance_format::within_depth(body, parlance_format::MAX_VALUE_DEPTH) {
+        return Err(ModelError::MalformedRequest {
+            message: format!(
+                "(root): nested deeper than {} levels of arrays and objects (the format's limit)",
+                parlance_format::MAX_VALUE_DEPTH
+            ),
+        });
+    }
+    let decoded = decode(body).map_err(as_request)?;
+    let doc = serde_json::json!({
+        "messages": decoded.request.messages,
+        "tools": decoded.request.tools,
+    });
+    parlance_format::Conversation::from_value(&doc).map_err(|e| ModelError::MalformedRequest {
+        message: format!("in canonical form, {e}"),
+    })?;
+    Ok(decoded)
+}
+
+/// A value from a provider's answer kept as it is (tool call input...),
+/// within the format's depth limit so that the message can be stored and
+/// read back.
+pub(crate) fn free_value(v: &Value, what: &str) -> Result<Value, ModelError> {
+    if parlance_format::within_depth(v, parlance_format::MAX_VALUE_DEPTH) {
+        Ok(v.clone())
+    } else {
+        Err(malformed(format!(
+            "{what}: nested deeper than {} levels of arrays and objects (the format's limit)",
+            parlance_format::MAX_VALUE_DEPTH
+        )))
+    }
+}
+
 pub(crate) fn malformed(message: impl Into<String>) -> ModelError {
     ModelError::MalformedResponse {
         message: message.into(),
@@ -91,13 +138,18 @@ pub(crate) fn wire_id(id: &str, max_len: usize, allowed: fn(char) -> bool) -> Co
     Cow::Owned(format!("{clean}_{hash}"))
 }
 
-/// `data:` URL of inline media.
-pub(crate) fn data_url(m: &Media) -> Option<String> {
-    Some(format!(
-        "data:{};base64,{}",
-        m.media_type.as_deref()?,
-        m.data.as_deref()?
-    ))
+/// `data:` URL of inline media (`where_` names the block for the error).
+pub(crate) fn data_url(where_: &str, m: &Media) -> Result<String, ModelError> {
+    let data = m.data.as_deref().unwrap_or_default();
+    Ok(format!("data:{};base64,{data}", media_type(where_, m)?))
+}
+
+/// The media type inline data needs (the canonical reader requires it; a
+/// value built by hand may lack it).
+pub(crate) fn media_type<'a>(where_: &str, m: &'a Media) -> Result<&'a str, ModelError> {
+    m.media_type
+        .as_deref()
+        .ok_or_else(|| unsupported(format!("{where_}: inline data needs a media_type")))
 }
 
 /// Splits a `data:` URL into media type and base64 data.

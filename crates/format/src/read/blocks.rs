@@ -6,12 +6,11 @@ use serde_json::Value;
 
 use super::json::{Obj, Path, R, as_array, as_string, describe};
 use crate::{
-    Approval, ApprovalRequest, Block, DecisionKind, FormatError, Media, Role, Text, Thinking,
-    ToolCall, ToolResult, ToolStatus,
+    Approval, ApprovalRequest, Block, CachePoint, DecisionKind, FormatError, Media, Role, Text,
+    Thinking, ToolCall, ToolResult, ToolStatus,
 };
 
-pub(super) const BLOCK_TYPES: &str =
-    "text, thinking, image, audio, file, json, tool_call, tool_result, approval_request";
+pub(super) const BLOCK_TYPES: &str = "text, thinking, image, audio, file, json, tool_call, tool_result, approval_request, cache_point";
 
 /// Where a block sits, which decides what it may be.
 #[derive(Clone, Copy, PartialEq)]
@@ -73,7 +72,7 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
         "json" => {
             obj.only(&["type", "json"], "a json block")?;
             Block::Json {
-                json: obj.req("json")?.clone(),
+                json: obj.req_free("json")?,
             }
         }
         "tool_call" => Block::ToolCall {
@@ -94,9 +93,15 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
                 approval_request: ApprovalRequest {
                     tool_call_id: inner.req_id("tool_call_id")?,
                     name: inner.req_id("name")?,
-                    arguments: inner.req("arguments")?.clone(),
+                    arguments: inner.req_free("arguments")?,
                     digest: inner.req_id("digest")?,
                 },
+            }
+        }
+        "cache_point" => {
+            obj.only(&["type", "cache_point"], "a cache_point block")?;
+            Block::CachePoint {
+                cache_point: cache_point(obj.req("cache_point")?, &path.key("cache_point"))?,
             }
         }
         other => {
@@ -109,54 +114,69 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
     Ok(block)
 }
 
+/// A cache point's payload: `{"ttl"?: "5m" | "1h"}`.
+pub(super) fn cache_point(v: &Value, path: &Path) -> R<CachePoint> {
+    let obj = Obj::new(v, path, "a cache point")?;
+    obj.only(&["ttl"], "a cache point")?;
+    let ttl = obj.opt_str("ttl")?;
+    if let Some(t) = &ttl
+        && !CachePoint::TTLS.contains(&t.as_str())
+    {
+        return Err(path.key("ttl").err(format!("expected 5m or 1h, got {t:?}")));
+    }
+    Ok(CachePoint { ttl })
+}
+
 /// Which blocks each role (and a tool result's content) may hold.
 pub(super) fn check_place(block: &Block, path: &Path, place: Place) -> R<()> {
     let ty = block.type_name();
-    let ok = match place {
-        Place::Any => true,
-        Place::ToolResultContent => matches!(
-            block,
-            Block::Text(_)
-                | Block::Json { .. }
-                | Block::Image { .. }
-                | Block::Audio { .. }
-                | Block::File { .. }
-        ),
-        Place::Message(Role::System) => matches!(block, Block::Text(_)),
-        Place::Message(Role::User) => matches!(
-            block,
-            Block::Text(_)
-                | Block::Json { .. }
-                | Block::Image { .. }
-                | Block::Audio { .. }
-                | Block::File { .. }
-        ),
-        Place::Message(Role::Assistant) => !matches!(
-            block,
-            Block::ToolResult { .. } | Block::ApprovalRequest { .. }
-        ),
-        Place::Message(Role::Tool) => matches!(
-            block,
-            Block::ToolResult { .. } | Block::ApprovalRequest { .. }
-        ),
-    };
+    // A breakpoint may end any prefix (`content` checks what it follows).
+    let ok = matches!(block, Block::CachePoint { .. })
+        || match place {
+            Place::Any => true,
+            Place::ToolResultContent => matches!(
+                block,
+                Block::Text(_)
+                    | Block::Json { .. }
+                    | Block::Image { .. }
+                    | Block::Audio { .. }
+                    | Block::File { .. }
+            ),
+            Place::Message(Role::System) => matches!(block, Block::Text(_)),
+            Place::Message(Role::User) => matches!(
+                block,
+                Block::Text(_)
+                    | Block::Json { .. }
+                    | Block::Image { .. }
+                    | Block::Audio { .. }
+                    | Block::File { .. }
+            ),
+            Place::Message(Role::Assistant) => !matches!(
+                block,
+                Block::ToolResult { .. } | Block::ApprovalRequest { .. }
+            ),
+            Place::Message(Role::Tool) => matches!(
+                block,
+                Block::ToolResult { .. } | Block::ApprovalRequest { .. }
+            ),
+        };
     if ok {
         return Ok(());
     }
     let allowed = match place {
         Place::Any => "",
         Place::ToolResultContent => {
-            "a tool result's content holds only text, json, image, audio and file blocks"
+            "a tool result's content holds only text, json, image, audio, file and cache_point blocks"
         }
-        Place::Message(Role::System) => "system messages hold only text blocks",
+        Place::Message(Role::System) => "system messages hold only text and cache_point blocks",
         Place::Message(Role::User) => {
-            "user messages hold only text, json, image, audio and file blocks"
+            "user messages hold only text, json, image, audio, file and cache_point blocks"
         }
         Place::Message(Role::Assistant) => {
             "tool_result and approval_request blocks belong in tool messages"
         }
         Place::Message(Role::Tool) => {
-            "tool messages hold only tool_result and approval_request blocks"
+            "tool messages hold only tool_result, approval_request and cache_point blocks"
         }
     };
     let role = match place {
@@ -297,7 +317,7 @@ pub(super) fn tool_call_fields(obj: &Obj, args_key: &'static str) -> R<ToolCall>
     let call = ToolCall {
         id: obj.req_id("id")?,
         name: obj.req_id("name")?,
-        arguments: obj.req(args_key)?.clone(),
+        arguments: obj.req_free(args_key)?,
         raw_arguments: obj.opt_str("raw_arguments")?,
         signature: obj.opt_str("signature")?,
         item_id: obj.opt_str("item_id")?,
@@ -363,7 +383,7 @@ pub(super) fn tool_result_fields(obj: &Obj) -> R<ToolResult> {
             Place::ToolResultContent,
         )?,
         status,
-        artifact: obj.get("artifact").cloned(),
+        artifact: obj.get_free("artifact")?,
         approval,
     })
 }
@@ -376,9 +396,17 @@ pub(super) fn content(v: &Value, path: &Path, place: Place) -> R<Vec<Block>> {
         return Ok(vec![block]);
     }
     let items = as_array(v, path, "a list of content blocks or a string")?;
-    let mut out = Vec::with_capacity(items.len());
+    let mut out: Vec<Block> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        out.push(block(item, &path.index(i), place)?);
+        let b = block(item, &path.index(i), place)?;
+        if matches!(b, Block::CachePoint { .. })
+            && matches!(out.last(), None | Some(Block::CachePoint { .. }))
+        {
+            return Err(path
+                .index(i)
+                .err("a cache_point must follow the block that ends the cached prefix"));
+        }
+        out.push(b);
     }
     Ok(out)
 }
@@ -408,7 +436,7 @@ pub(super) fn approval(v: &Value, path: &Path) -> R<Approval> {
     obj.only(&["decision", "arguments", "reason"], "an approval record")?;
     Ok(Approval {
         decision: decision_kind(obj.req("decision")?, &path.key("decision"))?,
-        arguments: obj.get("arguments").cloned(),
+        arguments: obj.get_free("arguments")?,
         reason: obj.opt_str("reason")?,
     })
 }

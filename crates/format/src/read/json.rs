@@ -142,6 +142,25 @@ impl<'v, 'p> Obj<'v, 'p> {
             .ok_or_else(|| self.path.key(key).err("required field missing"))
     }
 
+    /// A required free-form value (depth-checked).
+    pub(super) fn req_free(&self, key: &'p str) -> R<Value> {
+        free(self.req(key)?, &self.path.key(key)).cloned()
+    }
+
+    /// An optional free-form value (depth-checked) where `null` is a value.
+    pub(super) fn get_free(&self, key: &'p str) -> R<Option<Value>> {
+        self.get(key)
+            .map(|v| free(v, &self.path.key(key)).cloned())
+            .transpose()
+    }
+
+    /// An optional free-form value (depth-checked); `null` means absent.
+    pub(super) fn opt_free(&self, key: &'p str) -> R<Option<Value>> {
+        self.opt(key)
+            .map(|v| free(v, &self.path.key(key)).cloned())
+            .transpose()
+    }
+
     pub(super) fn req_str(&self, key: &'p str) -> R<String> {
         let v = self.req(key)?;
         as_string(v, &self.path.key(key))
@@ -172,6 +191,20 @@ impl<'v, 'p> Obj<'v, 'p> {
                 ))
             }),
         }
+    }
+}
+
+/// A free-form value (arguments, a JSON block, metadata...), checked
+/// against the one depth limit so that what is read can be written and
+/// read again (see `crate::depth`).
+pub(super) fn free<'v>(v: &'v Value, path: &Path) -> R<&'v Value> {
+    if crate::within_depth(v, crate::MAX_VALUE_DEPTH) {
+        Ok(v)
+    } else {
+        Err(path.err(format!(
+            "nested deeper than {} levels of arrays and objects (the format's limit)",
+            crate::MAX_VALUE_DEPTH
+        )))
     }
 }
 

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::blocks::{Place, content};
-use super::json::{Obj, Path, R, as_array, as_string, describe};
+use super::blocks::{Place, cache_point, content};
+use super::json::{Obj, Path, R, as_array, as_string, describe, free};
 use crate::{FinishReason, FormatError, Message, Role, ToolSpec, Usage};
 
 pub(super) fn role(v: &Value, path: &Path) -> R<Role> {
@@ -64,6 +64,7 @@ pub(crate) fn message(v: &Value, path: &Path) -> R<Message> {
             "usage",
             "finish_reason",
             "finish_reason_raw",
+            "finish_details",
             "provider",
             "model",
             "metadata",
@@ -76,15 +77,8 @@ pub(crate) fn message(v: &Value, path: &Path) -> R<Message> {
         &path.key("content"),
         Place::Message(role),
     )?;
-    let metadata = match obj.opt("metadata") {
-        None => None,
-        Some(Value::Object(m)) => Some(m.clone()),
-        Some(other) => {
-            return Err(path
-                .key("metadata")
-                .err(format!("expected an object, got {}", describe(other))));
-        }
-    };
+    let finish_details = free_object(&obj, "finish_details")?;
+    let metadata = free_object(&obj, "metadata")?;
     Ok(Message {
         id: obj.opt_str("id")?,
         role,
@@ -98,10 +92,26 @@ pub(crate) fn message(v: &Value, path: &Path) -> R<Message> {
             .map(|f| finish_reason(f, &path.key("finish_reason")))
             .transpose()?,
         finish_reason_raw: obj.opt_str("finish_reason_raw")?,
+        finish_details,
         provider: obj.opt_str("provider")?,
         model: obj.opt_str("model")?,
         metadata,
     })
+}
+
+/// An optional object kept as it is (depth-checked); `null` means absent.
+fn free_object(obj: &Obj, key: &'static str) -> R<Option<serde_json::Map<String, Value>>> {
+    match obj.opt(key) {
+        None => Ok(None),
+        Some(v @ Value::Object(m)) => {
+            free(v, &obj.path.key(key))?;
+            Ok(Some(m.clone()))
+        }
+        Some(other) => Err(obj
+            .path
+            .key(key)
+            .err(format!("expected an object, got {}", describe(other)))),
+    }
 }
 
 /// Reads a list of messages (without conversation-level checks).
@@ -117,7 +127,13 @@ pub(crate) fn messages(v: &Value, path: &Path) -> R<Vec<Message>> {
 pub(crate) fn tool_spec(v: &Value, path: &Path) -> R<ToolSpec> {
     let obj = Obj::new(v, path, "a tool spec")?;
     obj.only(
-        &["name", "description", "input_schema", "strict"],
+        &[
+            "name",
+            "description",
+            "input_schema",
+            "strict",
+            "cache_point",
+        ],
         "a tool spec",
     )?;
     let schema = obj.req("input_schema")?;
@@ -130,7 +146,7 @@ pub(crate) fn tool_spec(v: &Value, path: &Path) -> R<ToolSpec> {
     Ok(ToolSpec {
         name: obj.req_id("name")?,
         description: obj.opt_str("description")?,
-        input_schema: schema.clone(),
+        input_schema: free(schema, &path.key("input_schema"))?.clone(),
         strict: match obj.opt("strict") {
             None => None,
             Some(Value::Bool(b)) => Some(*b),
@@ -140,6 +156,10 @@ pub(crate) fn tool_spec(v: &Value, path: &Path) -> R<ToolSpec> {
                     .err(format!("expected true or false, got {}", describe(other))));
             }
         },
+        cache_point: obj
+            .opt("cache_point")
+            .map(|c| cache_point(c, &path.key("cache_point")))
+            .transpose()?,
     })
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn decision(v: &Value, path: &Path) -> R<Decision> {
         "a decision",
     )?;
     let kind = decision_kind(obj.req("decision")?, &path.key("decision"))?;
-    let arguments = obj.opt("arguments").cloned();
+    let arguments = obj.opt_free("arguments")?;
     let reason = obj.opt_str("reason")?;
     let content = obj
         .opt("content")
@@ -112,7 +112,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
                 out.push(ApprovalRequest {
                     tool_call_id: o.req_id("tool_call_id")?,
                     name: o.req_id("name")?,
-                    arguments: o.req("arguments")?.clone(),
+                    arguments: o.req_free("arguments")?,
                     digest: o.req_id("digest")?,
                 });
             }
@@ -126,7 +126,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
             let o = Obj::new(e, &ep, "a run error")?;
             o.only(&["code", "message", "cause"], "a run error")?;
             let mut error = RunError::new(o.req_id("code")?, o.req_str("message")?);
-            error.cause = o.get("cause").cloned();
+            error.cause = o.get_free("cause")?;
             Some(error)
         }
     };
@@ -135,7 +135,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
         thread_id: obj.opt_str("thread_id")?,
         status: run_status(obj.req("status")?, &path.key("status"))?,
         messages: messages(obj.req("messages")?, &path.key("messages"))?,
-        output: obj.get("output").cloned().unwrap_or(Value::Null),
+        output: obj.get_free("output")?.unwrap_or(Value::Null),
         usage: match obj.opt("usage") {
             None => Usage::default(),
             Some(u) => usage(u, &path.key("usage"))?,

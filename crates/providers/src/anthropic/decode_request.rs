@@ -11,13 +11,16 @@ use serde_json::{Map, Value};
 
 use super::PROVIDER;
 use super::decode_response::block;
-use crate::wire::{DecodedRequest, malformed, obj, opt_str, scoped_extra, str_field};
+use crate::wire::{
+    DecodedRequest, checked_request, malformed, obj, opt_str, scoped_extra, str_field,
+};
 
 fn media(source: &Value, what: &str) -> Result<Media, ModelError> {
     Ok(match str_field(source, "type", what)? {
         "base64" => Media {
             data: Some(str_field(source, "data", what)?.to_string()),
-            media_type: opt_str(source, "media_type"),
+            // Required by the API and by the canonical reader.
+            media_type: Some(str_field(source, "media_type", what)?.to_string()),
             ..Media::default()
         },
         "url" => Media {
@@ -67,6 +70,10 @@ fn blocks_of(content: &Value, what: &str) -> Result<Vec<Value>, ModelError> {
 
 /// A request body → the conversation, tools and options it carries.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
+    checked_request(body, decode)
+}
+
+fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
     let mut messages = Vec::new();
     match b.get("system") {
@@ -174,6 +181,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
             description: opt_str(t, "description"),
             input_schema: t["input_schema"].clone(),
             strict: t.get("strict").and_then(Value::as_bool),
+            cache_point: None,
         });
     }
     let mut o = ModelOptions::default();

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::PROVIDER;
 use super::errors::classify;
-use crate::wire::{malformed, opt_str, str_field, u64_at};
+use crate::wire::{free_value, malformed, opt_str, str_field, u64_at};
 
 /// `stop_reason` → canonical.
 pub fn finish_reason(raw: &str) -> FinishReason {
@@ -28,7 +28,10 @@ pub fn usage(u: &Value) -> Usage {
     let read = u64_at(u, &["cache_read_input_tokens"]).unwrap_or(0);
     let write = u64_at(u, &["cache_creation_input_tokens"]);
     Usage {
-        input_tokens: uncached + read + write.unwrap_or(0),
+        // Saturating: counts are the provider's numbers, not ours to trust.
+        input_tokens: uncached
+            .saturating_add(read)
+            .saturating_add(write.unwrap_or(0)),
         output_tokens: u64_at(u, &["output_tokens"]).unwrap_or(0),
         cached_tokens: read,
         cache_write_tokens: write.filter(|n| *n > 0),
@@ -56,9 +59,10 @@ pub(crate) fn block(b: &Value, what: &str) -> Result<Option<Block>, ModelError> 
             tool_call: ToolCall::new(
                 str_field(b, "id", what)?,
                 str_field(b, "name", what)?,
-                b.get("input")
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(Map::new())),
+                match b.get("input") {
+                    Some(input) => free_value(input, &format!("{what}.input"))?,
+                    None => Value::Object(Map::new()),
+                },
             ),
         },
         other => {

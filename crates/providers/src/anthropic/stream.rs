@@ -56,10 +56,16 @@ impl AnthropicStream {
                     }
                     other => other,
                 };
-                while self.blocks.len() <= i {
-                    self.blocks.push((Block::text(""), String::new()));
+                // Blocks arrive in order, each started once: an index is
+                // never trusted to size anything (one event with a huge
+                // index must not allocate without bound).
+                if i != self.blocks.len() {
+                    return Err(malformed(format!(
+                        "content_block_start: index {i} out of order (the next block is {})",
+                        self.blocks.len()
+                    )));
                 }
-                self.blocks[i] = (shell.clone(), String::new());
+                self.blocks.push((shell.clone(), String::new()));
                 out.push(StreamEvent::BlockStart {
                     index: i,
                     block: shell,
@@ -179,8 +185,8 @@ impl StreamDecoder for AnthropicStream {
         if self.done {
             return Ok(Vec::new());
         }
-        Err(ModelError::Network {
-            message: "the stream ended before message_stop".into(),
-        })
+        Err(malformed(
+            "the stream ended before message_stop (truncated)",
+        ))
     }
 }

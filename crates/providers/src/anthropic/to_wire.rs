@@ -5,7 +5,7 @@ use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER;
-use crate::wire::{Encoded, at, is_own, json_text, merge_extra, unsupported, wire_id};
+use crate::wire::{Encoded, at, is_own, json_text, media_type, merge_extra, unsupported, wire_id};
 
 /// The `max_tokens` sent when the request sets none (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -208,7 +208,7 @@ fn last_tool_turn_starts_with_own_thinking(messages: &[Message]) -> bool {
 
 fn media_block(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
     let source = if let Some(data) = &m.data {
-        json!({"type": "base64", "media_type": m.media_type, "data": data})
+        json!({"type": "base64", "media_type": media_type(where_, m)?, "data": data})
     } else if let Some(url) = &m.url {
         json!({"type": "url", "url": url})
     } else if let (Some(id), true) = (&m.file_id, is_own(&m.provider, PROVIDER)) {

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use super::PROVIDER;
 use super::decode_response::part_block;
-use crate::wire::{DecodedRequest, malformed, obj, opt_str, scoped_extra, str_field};
+use crate::wire::{
+    DecodedRequest, checked_request, malformed, obj, opt_str, scoped_extra, str_field,
+};
 
 /// Converts a `parameters` schema (OpenAPI subset, `"type": "OBJECT"`)
 /// into JSON Schema (lower-case types).
@@ -43,6 +45,10 @@ fn field<'a>(v: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
 
 /// A request body → the conversation, tools and options it carries.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
+    checked_request(body, decode)
+}
+
+fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
     let mut messages = Vec::new();
     if let Some(si) = field(body, "systemInstruction", "system_instruction") {
@@ -164,6 +170,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                         description: opt_str(d, "description"),
                         input_schema: schema,
                         strict: None,
+                        cache_point: None,
                     });
                 }
             }

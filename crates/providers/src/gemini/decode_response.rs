@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::PROVIDER;
 use super::errors::error_object;
-use crate::wire::{malformed, opt_str, str_field, u64_at};
+use crate::wire::{free_value, malformed, opt_str, str_field, u64_at};
 
 /// `finishReason` → canonical; `STOP` with function calls is `tool_calls`.
 pub fn finish_reason(raw: &str, has_calls: bool) -> FinishReason {
@@ -41,9 +41,13 @@ pub fn finish_reason(raw: &str, has_calls: bool) -> FinishReason {
 pub fn usage(u: &Value) -> Usage {
     let thoughts = u64_at(u, &["thoughtsTokenCount"]);
     Usage {
-        input_tokens: u64_at(u, &["promptTokenCount"]).unwrap_or(0)
-            + u64_at(u, &["toolUsePromptTokenCount"]).unwrap_or(0),
-        output_tokens: u64_at(u, &["candidatesTokenCount"]).unwrap_or(0) + thoughts.unwrap_or(0),
+        // Saturating: counts are the provider's numbers, not ours to trust.
+        input_tokens: u64_at(u, &["promptTokenCount"])
+            .unwrap_or(0)
+            .saturating_add(u64_at(u, &["toolUsePromptTokenCount"]).unwrap_or(0)),
+        output_tokens: u64_at(u, &["candidatesTokenCount"])
+            .unwrap_or(0)
+            .saturating_add(thoughts.unwrap_or(0)),
         cached_tokens: u64_at(u, &["cachedContentTokenCount"]).unwrap_or(0),
         cache_write_tokens: None,
         reasoning_tokens: thoughts,
@@ -79,10 +83,10 @@ pub(crate) fn part_block(
     let sig = opt_str(p, "thoughtSignature");
     if let Some(fc) = p.get("functionCall") {
         let name = str_field(fc, "name", &format!("{what}.functionCall"))?;
-        let args = fc
-            .get("args")
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()));
+        let args = match fc.get("args") {
+            Some(a) => free_value(a, &format!("{what}.functionCall.args"))?,
+            None => Value::Object(Map::new()),
+        };
         let gid = opt_str(fc, "id");
         let id = gid
             .clone()
@@ -116,17 +120,20 @@ pub(crate) fn part_block(
             item_id: None,
         })));
     }
+    // A `Blob` needs both fields, a `FileData` its URI (as the canonical
+    // reader needs a media type with inline data, and one source).
     if let Some(d) = p.get("inlineData") {
+        let w = format!("{what}.inlineData");
         let media = Media {
-            data: opt_str(d, "data"),
-            media_type: opt_str(d, "mimeType"),
+            data: Some(str_field(d, "data", &w)?.to_string()),
+            media_type: Some(str_field(d, "mimeType", &w)?.to_string()),
             ..Media::default()
         };
         return Ok(Some(media_block(media)));
     }
     if let Some(f) = p.get("fileData") {
         let media = Media {
-            url: opt_str(f, "fileUri"),
+            url: Some(str_field(f, "fileUri", &format!("{what}.fileData"))?.to_string()),
             media_type: opt_str(f, "mimeType"),
             ..Media::default()
         };

@@ -120,10 +120,12 @@ impl GeminiStream {
         }
     }
 
-    fn partial_args(&mut self, fc: &Value) {
-        let Some(i) = self.partial else { return };
+    fn partial_args(&mut self, fc: &Value) -> Result<(), ModelError> {
+        let Some(i) = self.partial else {
+            return Ok(());
+        };
         let Some(Block::ToolCall { tool_call }) = self.blocks.get_mut(i) else {
-            return;
+            return Ok(());
         };
         for pa in fc
             .get("partialArgs")
@@ -139,14 +141,28 @@ impl GeminiStream {
                 .split('.')
                 .filter(|k| !k.is_empty())
                 .collect();
-            let (value, is_str) = if let Some(s) = pa.get("stringValue") {
-                (s.clone(), true)
-            } else if let Some(n) = pa.get("numberValue") {
-                (n.clone(), false)
-            } else if let Some(b) = pa.get("boolValue") {
-                (b.clone(), false)
-            } else {
-                (Value::Null, false)
+            // The path sizes the arguments: bounded by the format's limit.
+            if keys.len() > parlance_format::MAX_VALUE_DEPTH {
+                return Err(malformed(format!(
+                    "partialArgs.jsonPath: deeper than {} levels",
+                    parlance_format::MAX_VALUE_DEPTH
+                )));
+            }
+            // Only scalars: a value of another kind would nest without bound.
+            let (value, is_str) = match (
+                pa.get("stringValue"),
+                pa.get("numberValue"),
+                pa.get("boolValue"),
+            ) {
+                (Some(s @ Value::String(_)), _, _) => (s.clone(), true),
+                (None, Some(n @ Value::Number(_)), _) => (n.clone(), false),
+                (None, None, Some(b @ Value::Bool(_))) => (b.clone(), false),
+                (None, None, None) => (Value::Null, false),
+                _ => {
+                    return Err(malformed(
+                        "partialArgs: stringValue, numberValue or boolValue of the wrong type",
+                    ));
+                }
             };
             let mut cur = &mut tool_call.arguments;
             for (k, key) in keys.iter().enumerate() {
@@ -173,6 +189,7 @@ impl GeminiStream {
             let more = pa.get("willContinue").and_then(Value::as_bool) == Some(true);
             self.continuing = (is_str && more).then(|| path.to_string());
         }
+        Ok(())
     }
 
     /// One `data:` chunk.
@@ -219,7 +236,7 @@ impl GeminiStream {
             if let Some(fc) = p.get("functionCall") {
                 if self.partial.is_some() {
                     if fc.get("partialArgs").is_some() {
-                        self.partial_args(fc);
+                        self.partial_args(fc)?;
                         continue;
                     }
                     if fc.get("name").is_none() {
@@ -255,7 +272,7 @@ impl GeminiStream {
                         });
                         self.blocks.push(shell);
                         self.partial = Some(i);
-                        self.partial_args(fc);
+                        self.partial_args(fc)?;
                     } else {
                         self.start(b, &mut out);
                     }
@@ -313,9 +330,9 @@ impl StreamDecoder for GeminiStream {
             return Ok(Vec::new());
         }
         if self.finish.is_none() {
-            return Err(ModelError::Network {
-                message: "the stream ended before a finishReason".into(),
-            });
+            return Err(malformed(
+                "the stream ended before a finishReason (truncated)",
+            ));
         }
         Ok(self.finish().into_iter().collect())
     }

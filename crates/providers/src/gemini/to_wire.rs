@@ -7,7 +7,7 @@ use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
 use super::PROVIDER;
-use crate::wire::{Encoded, at, is_own, json_text, merge_extra, unsupported};
+use crate::wire::{Encoded, at, is_own, json_text, media_type, merge_extra, unsupported};
 
 /// The documented stand-in signature for a function call Gemini did not
 /// make (another provider's, or synthetic history): Gemini 3 requires a
@@ -145,7 +145,7 @@ pub fn encode_request(
 fn media_part(where_: &str, m: &Media) -> Result<Value, ModelError> {
     let mime = m.media_type.clone();
     if let Some(d) = &m.data {
-        return Ok(json!({"inlineData": {"mimeType": mime, "data": d}}));
+        return Ok(json!({"inlineData": {"mimeType": media_type(where_, m)?, "data": d}}));
     }
     let uri = m
         .url

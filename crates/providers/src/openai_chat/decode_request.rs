@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use super::PROVIDER;
 use super::decode_response::{reasoning_text, tool_call};
 use crate::wire::{
-    DecodedRequest, malformed, obj, opt_str, scoped_extra, split_data_url, str_field,
+    DecodedRequest, checked_request, malformed, obj, opt_str, scoped_extra, split_data_url,
+    str_field,
 };
 
 fn media_from_url(url: &str, detail: Option<String>) -> Media {
@@ -118,6 +119,10 @@ fn content_blocks(v: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
 
 /// A request body → the conversation, tools and options it carries.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
+    checked_request(body, decode)
+}
+
+fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
     let msgs = b
         .get("messages")
@@ -196,6 +201,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({"type": "object"})),
             strict: f.get("strict").and_then(Value::as_bool),
+            cache_point: None,
         });
     }
     let mut o = ModelOptions::default();

@@ -202,9 +202,9 @@ impl StreamDecoder for ChatStream {
             return Ok(Vec::new());
         }
         if self.finish.is_none() {
-            return Err(ModelError::Network {
-                message: "the stream ended before the answer was finished".into(),
-            });
+            return Err(malformed(
+                "the stream ended before the answer was finished (truncated)",
+            ));
         }
         Ok(self.finish().into_iter().collect())
     }

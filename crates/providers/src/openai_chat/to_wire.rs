@@ -148,7 +148,7 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
         "image" => {
             let url = match (&m.url, &m.data) {
                 (Some(u), _) => u.clone(),
-                (None, Some(_)) => data_url(m).expect("data has a media type"),
+                (None, Some(_)) => data_url(where_, m)?,
                 _ => {
                     return Err(unsupported(format!(
                         "{where_}: OpenAI Chat takes images by URL or data, not file id"
@@ -186,10 +186,7 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
             if let (Some(id), Some("openai")) = (&m.file_id, m.provider.as_deref()) {
                 file.insert("file_id".into(), json!(id));
             } else if m.data.is_some() {
-                file.insert(
-                    "file_data".into(),
-                    json!(data_url(m).expect("data has a media type")),
-                );
+                file.insert("file_data".into(), json!(data_url(where_, m)?));
             } else {
                 return Err(unsupported(format!(
                     "{where_}: OpenAI Chat takes files as inline data or an OpenAI file id"

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use super::PROVIDER;
 use super::decode_response::item_blocks;
 use crate::wire::{
-    DecodedRequest, malformed, obj, opt_str, scoped_extra, split_data_url, str_field,
+    DecodedRequest, checked_request, malformed, obj, opt_str, scoped_extra, split_data_url,
+    str_field,
 };
 
 fn media_from(p: &Value, url_key: &str) -> Media {
@@ -75,6 +76,10 @@ fn input_blocks(content: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
 
 /// A request body → the conversation, tools and options it carries.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
+    checked_request(body, decode)
+}
+
+fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
     let mut messages: Vec<Message> = Vec::new();
     if let Some(i) = b.get("instructions").and_then(Value::as_str) {
@@ -181,6 +186,7 @@ pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({"type": "object"})),
             strict: t.get("strict").and_then(Value::as_bool),
+            cache_point: None,
         });
     }
     let mut o = ModelOptions::default();

@@ -138,8 +138,8 @@ impl StreamDecoder for ResponsesStream {
         if self.done {
             return Ok(Vec::new());
         }
-        Err(ModelError::Network {
-            message: "the stream ended before response.completed".into(),
-        })
+        Err(malformed(
+            "the stream ended before response.completed (truncated)",
+        ))
     }
 }

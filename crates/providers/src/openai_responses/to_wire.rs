@@ -167,7 +167,7 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
             if let Some(u) = &m.url {
                 part["image_url"] = json!(u);
             } else if m.data.is_some() {
-                part["image_url"] = json!(data_url(m).expect("data has a media type"));
+                part["image_url"] = json!(data_url(where_, m)?);
             } else if own_file {
                 part["file_id"] = json!(m.file_id);
             } else {
@@ -182,7 +182,7 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
             if let Some(u) = &m.url {
                 part["file_url"] = json!(u);
             } else if m.data.is_some() {
-                part["file_data"] = json!(data_url(m).expect("data has a media type"));
+                part["file_data"] = json!(data_url(where_, m)?);
             } else if own_file {
                 part["file_id"] = json!(m.file_id);
             } else {

@@ -27,7 +27,9 @@ pub trait StreamDecoder: Send + 'static {
     /// One SSE event (`event:` name, possibly empty, and `data:` text).
     fn event(&mut self, name: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError>;
     /// The byte stream ended: the remaining events (ending with `Done`),
-    /// or an error when the stream stopped early.
+    /// or, when the stream stopped early, a malformed-response error
+    /// saying it is truncated (the transport turns it into a network error:
+    /// over HTTP an early end is a closed connection).
     fn end(&mut self) -> Result<Vec<StreamEvent>, ModelError>;
 }
 
@@ -340,7 +342,16 @@ impl Transport {
                         ),
                     });
                 }
-                Ok(None) => decoder.end()?,
+                // The decoder calls a stream that ends early truncated (a
+                // file cut short is malformed); over the network, an early
+                // end is a connection that closed: a network error, retried
+                // while nothing has reached the caller.
+                Ok(None) => decoder.end().map_err(|e| match e {
+                    ModelError::MalformedResponse { message } => ModelError::Network {
+                        message: format!("the connection closed early: {message}"),
+                    },
+                    other => other,
+                })?,
                 Ok(Some(Err(e))) => {
                     return Err(match e {
                         eventsource_stream::EventStreamError::Transport(t) => network_error(&t),
