@@ -39,44 +39,49 @@ fn read(kind: &str, value: &Value) -> Result<String, FormatError> {
     })
 }
 
-/// Validates a canonical value of `kind` against the published schema.
-fn check_schema(kind: &str, value: &Value) {
+/// The published schema file of `kind` (`input`: the one for what the
+/// readers accept, older shapes included).
+fn schema_file(kind: &str, input: bool) -> &'static str {
     let file = match kind {
         "message" => "message.schema.json",
         "block" => "content-block.schema.json",
         "response" => "response.schema.json",
         "tool_spec" => "tool-spec.schema.json",
         "decision" => "decision.schema.json",
-        "conversation" => {
-            let msgs = value.get("messages").unwrap_or(value);
-            for m in msgs.as_array().unwrap() {
-                check_schema("message", m);
-            }
-            for t in value
-                .get("tools")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                check_schema("tool_spec", t);
-            }
-            return;
-        }
-        "turn" => {
-            for m in value["messages"].as_array().unwrap() {
-                check_schema("message", m);
-            }
-            return;
-        }
+        "conversation" => "conversation.schema.json",
         other => panic!("unknown kind {other}"),
     };
+    if input {
+        schema::input_name(file).unwrap_or(file)
+    } else {
+        file
+    }
+}
+
+/// Errors of the published schema `file` for `value`.
+fn schema_errors(file: &str, value: &Value) -> Vec<String> {
     let schema = schema::by_name(file).unwrap();
     let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
+    validator
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{file} rejects {value}: {errors:#?}");
+        .collect()
+}
+
+/// Validates a canonical value of `kind` against the published schema (and
+/// the input schema, which accepts every canonical document too).
+fn check_schema(kind: &str, value: &Value) {
+    if kind == "turn" {
+        for m in value["messages"].as_array().unwrap() {
+            check_schema("message", m);
+        }
+        return;
+    }
+    for input in [false, true] {
+        let file = schema_file(kind, input);
+        let errors = schema_errors(file, value);
+        assert!(errors.is_empty(), "{file} rejects {value}: {errors:#?}");
+    }
 }
 
 #[test]
@@ -112,6 +117,25 @@ fn older_shapes_read_into_canonical_form() {
             "{name}"
         );
         check_schema(kind, &case["expected"]);
+        // Issue 15, item 9: the input schema accepts what the reader
+        // accepts; the canonical one need not.
+        if kind != "turn" {
+            let file = schema_file(kind, true);
+            let errors = schema_errors(file, &case["input"]);
+            assert!(
+                errors.is_empty(),
+                "{name}: {file} rejects the input: {errors:#?}"
+            );
+        }
+        if name
+            .as_str()
+            .is_some_and(|n| n.starts_with("seed messages-and-tools"))
+        {
+            assert!(
+                !schema_errors(schema_file(kind, false), &case["input"]).is_empty(),
+                "{name}: the canonical schema describes what Parlance writes, not older shapes"
+            );
+        }
     }
 }
 

@@ -8,8 +8,10 @@
 
 #![warn(missing_docs)]
 
+pub mod document;
 mod error;
 mod request;
+pub mod schema;
 pub mod scripted;
 mod stream;
 
@@ -19,6 +21,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 pub use parlance_format::Message;
 
+pub use document::RequestDocument;
 pub use error::ModelError;
 pub use request::{Effort, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice};
 pub use stream::{Assembler, StreamEvent, set_arguments};

@@ -1,4 +1,5 @@
 use parlance_format::{Message, ToolSpec};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -14,7 +15,7 @@ pub struct ModelRequest {
 }
 
 /// Which tool calls the model may make.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolChoice {
     /// The model decides.
@@ -29,7 +30,7 @@ pub enum ToolChoice {
 }
 
 /// How hard a reasoning model should think.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Effort {
     /// No reasoning where the model allows it.
@@ -80,7 +81,8 @@ impl Effort {
 }
 
 /// Reasoning ("thinking") settings; each provider maps what it supports.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Reasoning {
     /// Effort level (OpenAI `reasoning_effort`, Gemini `thinkingLevel`, Anthropic `effort`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,21 +93,57 @@ pub struct Reasoning {
     /// Turn reasoning on and ask for readable reasoning or summaries where
     /// the provider can give them (Anthropic adaptive thinking, Gemini
     /// `includeThoughts`, OpenAI reasoning summaries).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub include_thoughts: bool,
+    /// How detailed a reasoning summary to ask for (OpenAI Responses
+    /// `reasoning.summary`: `auto`, `concise`, `detailed`); implies
+    /// `include_thoughts` where the provider has no such setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["auto", "concise", "detailed", null]))]
+    pub summary: Option<String>,
+}
+
+impl Reasoning {
+    /// The values `summary` may take.
+    pub const SUMMARIES: [&'static str; 3] = ["auto", "concise", "detailed"];
+
+    /// Whether readable reasoning is asked for (`include_thoughts`, or a summary).
+    pub fn wants_thoughts(&self) -> bool {
+        self.include_thoughts || self.summary.is_some()
+    }
 }
 
 /// A JSON Schema the final answer must satisfy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OutputSchema {
     /// A name for the schema (some providers require one).
     pub name: String,
     /// The JSON Schema.
     pub schema: Value,
+    /// What the output is for, told to the model (OpenAI `description`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Hold the model to the schema exactly (OpenAI `strict`), when the
+    /// provider can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+}
+
+impl OutputSchema {
+    /// A schema with a name, nothing else.
+    pub fn new(name: impl Into<String>, schema: Value) -> Self {
+        OutputSchema {
+            name: name.into(),
+            schema,
+            description: None,
+            strict: None,
+        }
+    }
 }
 
 /// Options of a model call. Unset options are left to the provider.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelOptions {
     /// Output token limit.
@@ -138,9 +176,14 @@ pub struct ModelOptions {
     /// Structured output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<OutputSchema>,
-    /// Provider-specific fields, by provider: `{"openai": {"store": true}}`.
-    /// Each adapter merges only its own provider's object into the request
-    /// body, so options written for one provider never reach another.
+    /// Fields for one provider or one API, merged into its request body:
+    /// by provider (`{"openai": {"store": true}}`: every API of that
+    /// provider) or by API, the wire format's name
+    /// (`{"openai-responses": {"include": [...]}}`: that API only; applied
+    /// after the provider's). A request read from a provider's body files
+    /// the fields Parlance has no name for under its API, so they never
+    /// reach another API, not even the same vendor's.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, Map<String, Value>>")]
     pub extra: Map<String, Value>,
 }

@@ -68,3 +68,61 @@ pub(crate) fn arguments_text(c: &ToolCall) -> String {
         _ => serde_json::to_string(&c.arguments).expect("json"),
     }
 }
+
+/// Marks a content part as the end of a cached prefix: OpenAI's explicit
+/// breakpoint (Chat and Responses input parts). Its lifetime is the
+/// request's (`prompt_cache_options.ttl`, at least 30 minutes): a cache
+/// point asking for an hour is told it may get less.
+pub(crate) fn mark_breakpoint(
+    part: &mut Value,
+    point: &parlance_format::CachePoint,
+    where_: &str,
+    warnings: &mut Vec<String>,
+) {
+    part["prompt_cache_breakpoint"] = serde_json::json!({"mode": "explicit"});
+    if let Some(ttl) = point.ttl.as_deref().filter(|t| *t != "5m") {
+        warnings.push(format!(
+            "{where_}: cache point ttl {ttl} not promised: OpenAI keeps a cached prefix for the request's prompt_cache_options.ttl (30m)"
+        ));
+    }
+}
+
+/// Parts with the cache points after them turned into breakpoints: each
+/// block is `Some(part)` or, for a cache point, `None`. A cache point
+/// with no part before it in the same list is dropped with a warning.
+pub(crate) fn parts_with_breakpoints(
+    blocks: &[parlance_format::Block],
+    mut part: impl FnMut(usize, &parlance_format::Block) -> Result<Option<Value>, ModelError>,
+    where_: impl Fn(usize) -> String,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
+    let mut out: Vec<Value> = Vec::with_capacity(blocks.len());
+    let mut last_was_part = false;
+    for (i, b) in blocks.iter().enumerate() {
+        if let parlance_format::Block::CachePoint { cache_point } = b {
+            match out.last_mut().filter(|_| last_was_part) {
+                Some(p) => mark_breakpoint(p, cache_point, &where_(i), warnings),
+                None => warnings.push(format!(
+                    "{}: cache point dropped: OpenAI has no breakpoint for what comes before it",
+                    where_(i)
+                )),
+            }
+            continue;
+        }
+        match part(i, b)? {
+            Some(p) => {
+                out.push(p);
+                last_was_part = true;
+            }
+            None => last_was_part = false,
+        }
+    }
+    Ok(out)
+}
+
+/// Whether any block is a cache point.
+pub(crate) fn has_cache_point(blocks: &[parlance_format::Block]) -> bool {
+    blocks
+        .iter()
+        .any(|b| matches!(b, parlance_format::Block::CachePoint { .. }))
+}

@@ -27,6 +27,20 @@ pub struct DecodedRequest {
     pub stream: bool,
     /// The conversation, tools and options it carries.
     pub request: parlance_model::ModelRequest,
+    /// One line per field of the request that Parlance does not carry
+    /// (dropped), naming its path: `messages[0].content[1].citations: ...`.
+    pub warnings: Vec<String>,
+}
+
+impl DecodedRequest {
+    /// The canonical request document (model, stream, conversation, tools, options).
+    pub fn document(&self) -> parlance_model::RequestDocument {
+        parlance_model::RequestDocument {
+            model: self.model.clone(),
+            stream: self.stream,
+            request: self.request.clone(),
+        }
+    }
 }
 
 /// Every `decode_request` goes through here, so that all of them hold to
@@ -73,6 +87,61 @@ pub(crate) fn free_value(v: &Value, what: &str) -> Result<Value, ModelError> {
             "{what}: nested deeper than {} levels of arrays and objects (the format's limit)",
             parlance_format::MAX_VALUE_DEPTH
         )))
+    }
+}
+
+/// Names, as warnings, the fields of `v` a decoder does not read: each key
+/// outside `read` (and not `null`, which means absent) gives
+/// `"{what}.{key}: {why}"`, the reason from `reasons` or a general one.
+/// Nothing in a request is then lost silently.
+pub(crate) fn unread(
+    v: &Value,
+    read: &[&str],
+    what: &str,
+    reasons: &[(&str, &str)],
+    warnings: &mut Vec<String>,
+) {
+    let Some(m) = v.as_object() else { return };
+    for (k, x) in m {
+        if x.is_null() || read.contains(&k.as_str()) {
+            continue;
+        }
+        let why = reasons.iter().find(|(f, _)| f == k).map_or(
+            "dropped: Parlance has no place for it in canonical form",
+            |(_, w)| *w,
+        );
+        let at = if what.is_empty() {
+            k.clone()
+        } else {
+            format!("{what}.{k}")
+        };
+        warnings.push(format!("{at}: {why}"));
+    }
+}
+
+/// Warnings for the parts of an output schema an API without them drops
+/// (its name, description and strictness are OpenAI's).
+pub(crate) fn output_schema_extras(
+    s: &parlance_model::OutputSchema,
+    api: &str,
+    warnings: &mut Vec<String>,
+) {
+    if s.description.is_some() {
+        warnings.push(format!(
+            "output_schema.description dropped: {api} takes the schema alone"
+        ));
+    }
+    if s.strict.is_some() {
+        warnings.push(format!(
+            "output_schema.strict dropped: {api} takes the schema alone"
+        ));
+    }
+}
+
+/// A cache point for a provider's breakpoint after a block.
+pub(crate) fn cache_point(ttl: Option<String>) -> parlance_format::Block {
+    parlance_format::Block::CachePoint {
+        cache_point: parlance_format::CachePoint { ttl },
     }
 }
 
@@ -168,14 +237,22 @@ pub(crate) fn json_text(v: &Value) -> String {
     }
 }
 
-/// Merges `provider`'s own extra options into a request body.
+/// Merges the extra options meant for this API into a request body: the
+/// vendor's (`openai`: every API of the vendor), then the API's own
+/// (`openai-responses`), which win.
 pub(crate) fn merge_extra(
     body: &mut Map<String, Value>,
     extra: &Map<String, Value>,
     provider: &str,
+    format: &str,
 ) {
-    if let Some(Value::Object(own)) = extra.get(provider) {
-        deep_merge(body, own);
+    for key in [provider, format] {
+        if let Some(Value::Object(own)) = extra.get(key) {
+            deep_merge(body, own);
+        }
+        if provider == format {
+            break;
+        }
     }
 }
 
@@ -192,11 +269,13 @@ fn deep_merge(into: &mut Map<String, Value>, from: &Map<String, Value>) {
     }
 }
 
-/// Files a decoded request's unknown fields under the provider's name.
-pub(crate) fn scoped_extra(extra: Map<String, Value>, provider: &str) -> Map<String, Value> {
+/// Files a decoded request's fields that have no canonical name under the
+/// API's name (the wire format's, not the vendor's: they mean something to
+/// that API only).
+pub(crate) fn scoped_extra(extra: Map<String, Value>, format: &str) -> Map<String, Value> {
     let mut out = Map::new();
     if !extra.is_empty() {
-        out.insert(provider.to_string(), Value::Object(extra));
+        out.insert(format.to_string(), Value::Object(extra));
     }
     out
 }

@@ -109,10 +109,7 @@ impl AgentBuilder {
     /// The final answer must be JSON satisfying `schema`; it becomes the
     /// response's `output`.
     pub fn output_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
-        self.options.output_schema = Some(OutputSchema {
-            name: name.into(),
-            schema,
-        });
+        self.options.output_schema = Some(OutputSchema::new(name, schema));
         self
     }
 

@@ -21,6 +21,9 @@ pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
+/// The API's name (the wire format's, in the registry and in `extra`).
+pub const NAME: &str = "anthropic";
+
 /// The provider name on messages and opaque data.
 pub const PROVIDER: &str = "anthropic";
 
@@ -29,7 +32,7 @@ pub const API_VERSION: &str = "2023-06-01";
 
 /// The API's translations and endpoint.
 pub static FORMAT: WireFormat = WireFormat {
-    name: "anthropic",
+    name: NAME,
     provider: PROVIDER,
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,

@@ -1,11 +1,14 @@
 //! Canonical request → Messages API request body.
 
-use parlance_format::{Block, Media, Message, Role, Thinking};
+use parlance_format::{Block, CachePoint, Media, Message, Role, Thinking};
 use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
-use super::PROVIDER;
-use crate::wire::{Encoded, at, is_own, json_text, media_type, merge_extra, unsupported, wire_id};
+use super::{NAME, PROVIDER};
+use crate::wire::{
+    Encoded, at, is_own, json_text, media_type, merge_extra, output_schema_extras, unsupported,
+    wire_id,
+};
 
 /// The `max_tokens` sent when the request sets none (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -25,7 +28,7 @@ fn thinking_enabled(req: &ModelRequest) -> bool {
     req.options
         .reasoning
         .as_ref()
-        .is_some_and(|r| r.budget_tokens.is_some() || r.include_thoughts)
+        .is_some_and(|r| r.budget_tokens.is_some() || r.wants_thoughts())
 }
 
 /// Builds the request body for `model`.
@@ -45,17 +48,17 @@ pub fn encode_request(
         );
         thinking = false;
     }
-    let mut system: Vec<String> = Vec::new();
+    let mut system: Vec<Value> = Vec::new();
     let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
     for (mi, m) in req.messages.iter().enumerate() {
         let (role, blocks) = match m.role {
             Role::System => {
                 // The API takes system text only at the top: hoisted there.
-                system.push(m.text());
+                system.extend(user_blocks(mi, &m.content, &mut warnings)?);
                 continue;
             }
-            Role::User => ("user", user_blocks(mi, &m.content)?),
-            Role::Tool => ("user", tool_results(mi, m)?),
+            Role::User => ("user", user_blocks(mi, &m.content, &mut warnings)?),
+            Role::Tool => ("user", tool_results(mi, m, &mut warnings)?),
             Role::Assistant => (
                 "assistant",
                 assistant_blocks(mi, m, thinking, &mut warnings)?,
@@ -95,17 +98,14 @@ pub fn encode_request(
         json!(o.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
     );
     body.insert("messages".into(), Value::Array(messages));
-    match system.len() {
-        0 => {}
-        1 => {
-            body.insert("system".into(), json!(system[0]));
+    match system.as_slice() {
+        [] => {}
+        // One plain text block: the string form.
+        [b] if b.as_object().is_some_and(|o| o.len() == 2) => {
+            body.insert("system".into(), b["text"].clone());
         }
         _ => {
-            let blocks: Vec<Value> = system
-                .iter()
-                .map(|t| json!({"type": "text", "text": t}))
-                .collect();
-            body.insert("system".into(), Value::Array(blocks));
+            body.insert("system".into(), Value::Array(system));
         }
     }
     if !req.tools.is_empty() {
@@ -119,6 +119,12 @@ pub fn encode_request(
                     tool.insert("description".into(), json!(d));
                 }
                 tool.insert("input_schema".into(), t.input_schema.clone());
+                if let Some(strict) = t.strict {
+                    tool.insert("strict".into(), json!(strict));
+                }
+                if let Some(c) = &t.cache_point {
+                    tool.insert("cache_control".into(), cache_control(c));
+                }
                 Value::Object(tool)
             })
             .collect();
@@ -135,6 +141,8 @@ pub fn encode_request(
         if o.tool_choice.is_some() || o.parallel_tool_calls == Some(false) {
             body.insert("tool_choice".into(), choice);
         }
+    } else if o.tool_choice.is_some() || o.parallel_tool_calls.is_some() {
+        warnings.push("tool_choice dropped: Anthropic takes it only with tools".into());
     }
     if let Some(r) = &o.reasoning {
         if thinking {
@@ -161,7 +169,11 @@ pub fn encode_request(
         };
         output_config.insert("effort".into(), json!(effort));
     }
+    if o.seed.is_some() {
+        warnings.push("seed dropped: Anthropic takes no seed".into());
+    }
     if let Some(s) = &o.output_schema {
+        output_schema_extras(s, "Anthropic", &mut warnings);
         output_config.insert(
             "format".into(),
             json!({"type": "json_schema", "schema": s.schema}),
@@ -185,7 +197,7 @@ pub fn encode_request(
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    merge_extra(&mut body, &o.extra, PROVIDER);
+    merge_extra(&mut body, &o.extra, PROVIDER, NAME);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,
@@ -249,35 +261,93 @@ fn content_block(where_: &str, b: &Block) -> Result<Value, ModelError> {
     })
 }
 
-fn user_blocks(mi: usize, content: &[Block]) -> Result<Vec<Value>, ModelError> {
-    let mut out = Vec::with_capacity(content.len());
-    for (bi, b) in content.iter().enumerate() {
-        // The API refuses empty text blocks.
-        if matches!(b, Block::Text(t) if t.text.is_empty()) {
-            continue;
+/// `cache_control` for a cache point.
+fn cache_control(c: &CachePoint) -> Value {
+    match &c.ttl {
+        Some(ttl) => json!({"type": "ephemeral", "ttl": ttl}),
+        None => json!({"type": "ephemeral"}),
+    }
+}
+
+/// A cache point marks the block written just before it, in the same
+/// list; when that block was not written (empty text, dropped thinking)
+/// or cannot carry one, it is dropped with a warning.
+fn mark(out: &mut [Value], marked: bool, c: &CachePoint, where_: &str, warnings: &mut Vec<String>) {
+    match out.last_mut() {
+        Some(Value::Object(b)) if marked => {
+            b.insert("cache_control".into(), cache_control(c));
         }
-        out.push(content_block(&at(mi, bi), b)?);
+        _ => warnings.push(format!(
+            "{where_}: cache point dropped: the block before it is not sent to Anthropic or cannot be marked"
+        )),
+    }
+}
+
+fn user_blocks(
+    mi: usize,
+    content: &[Block],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
+    let mut out = Vec::with_capacity(content.len());
+    let mut marked = false;
+    for (bi, b) in content.iter().enumerate() {
+        match b {
+            Block::CachePoint { cache_point } => {
+                mark(&mut out, marked, cache_point, &at(mi, bi), warnings);
+                marked = false;
+            }
+            // The API refuses empty text blocks.
+            Block::Text(t) if t.text.is_empty() => marked = false,
+            _ => {
+                out.push(content_block(&at(mi, bi), b)?);
+                marked = true;
+            }
+        }
     }
     Ok(out)
 }
 
-fn tool_results(mi: usize, m: &Message) -> Result<Vec<Value>, ModelError> {
+fn tool_results(
+    mi: usize,
+    m: &Message,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
     let mut out = Vec::new();
+    let mut marked = false;
     for (bi, b) in m.content.iter().enumerate() {
-        let Block::ToolResult { tool_result: r } = b else {
-            return Err(unsupported(format!(
-                "{}: a call still waiting for approval cannot be sent to a model",
-                at(mi, bi)
-            )));
+        let r = match b {
+            Block::ToolResult { tool_result } => tool_result,
+            Block::CachePoint { cache_point } => {
+                mark(&mut out, marked, cache_point, &at(mi, bi), warnings);
+                marked = false;
+                continue;
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "{}: a call still waiting for approval cannot be sent to a model",
+                    at(mi, bi)
+                )));
+            }
         };
         let w = at(mi, bi);
         let content = match r.content.as_slice() {
             [] => json!(""),
             [Block::Text(t)] => json!(t.text),
             blocks => {
-                let mut parts = Vec::new();
+                let mut parts: Vec<Value> = Vec::new();
+                let mut inner_marked = false;
                 for (ci, c) in blocks.iter().enumerate() {
-                    parts.push(content_block(&format!("{w}.tool_result.content[{ci}]"), c)?);
+                    let cw = format!("{w}.tool_result.content[{ci}]");
+                    match c {
+                        Block::CachePoint { cache_point } => {
+                            mark(&mut parts, inner_marked, cache_point, &cw, warnings);
+                            inner_marked = false;
+                        }
+                        _ => {
+                            parts.push(content_block(&cw, c)?);
+                            inner_marked = true;
+                        }
+                    }
                 }
                 Value::Array(parts)
             }
@@ -287,6 +357,7 @@ fn tool_results(mi: usize, m: &Message) -> Result<Vec<Value>, ModelError> {
             block["is_error"] = json!(true);
         }
         out.push(block);
+        marked = true;
     }
     Ok(out)
 }
@@ -306,9 +377,17 @@ fn assistant_blocks(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Value>, ModelError> {
     let mut out = Vec::with_capacity(m.content.len());
+    // Whether the block before was written and may carry a cache point.
+    let mut marked = false;
     for (bi, b) in m.content.iter().enumerate() {
         let w = at(mi, bi);
+        let written = out.len();
         match b {
+            Block::CachePoint { cache_point } => {
+                mark(&mut out, marked, cache_point, &w, warnings);
+                marked = false;
+                continue;
+            }
             Block::Thinking(t) => {
                 if !is_own(&t.provider, PROVIDER) {
                     // The one rule for foreign reasoning: it is dropped,
@@ -349,6 +428,8 @@ fn assistant_blocks(
                 )));
             }
         }
+        // Thinking blocks take no cache_control.
+        marked = out.len() > written && !matches!(b, Block::Thinking(_));
     }
     Ok(out)
 }

@@ -22,12 +22,15 @@ pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
+/// The API's name (the wire format's, in the registry and in `extra`).
+pub const NAME: &str = "gemini";
+
 /// The provider name on messages and opaque data.
 pub const PROVIDER: &str = "google";
 
 /// The API's translations and endpoint.
 pub static FORMAT: WireFormat = WireFormat {
-    name: "gemini",
+    name: NAME,
     provider: PROVIDER,
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,

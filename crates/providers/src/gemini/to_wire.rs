@@ -6,8 +6,10 @@ use parlance_format::{Block, Media, Message, Role};
 use parlance_model::{Effort, ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
-use super::PROVIDER;
-use crate::wire::{Encoded, at, is_own, json_text, media_type, merge_extra, unsupported};
+use super::{NAME, PROVIDER};
+use crate::wire::{
+    Encoded, at, is_own, json_text, media_type, merge_extra, output_schema_extras, unsupported,
+};
 
 /// The documented stand-in signature for a function call Gemini did not
 /// make (another provider's, or synthetic history): Gemini 3 requires a
@@ -28,12 +30,17 @@ pub fn encode_request(
     for (mi, m) in req.messages.iter().enumerate() {
         let (role, parts) = match m.role {
             Role::System => {
-                system_parts.push(json!({"text": m.text()}));
+                for (bi, b) in m.content.iter().enumerate() {
+                    match b {
+                        Block::Text(t) => system_parts.push(json!({"text": t.text})),
+                        other => no_cache_point(&at(mi, bi), other, &mut warnings),
+                    }
+                }
                 continue;
             }
-            Role::User => ("user", user_parts(mi, &m.content)?),
+            Role::User => ("user", user_parts(mi, &m.content, &mut warnings)?),
             Role::Assistant => ("model", model_parts(mi, m, &mut calls, &mut warnings)?),
-            Role::Tool => ("user", response_parts(mi, m, &calls)?),
+            Role::Tool => ("user", response_parts(mi, m, &calls, &mut warnings)?),
         };
         if parts.is_empty() {
             continue;
@@ -55,6 +62,18 @@ pub fn encode_request(
         body.insert("systemInstruction".into(), json!({"parts": system_parts}));
     }
     if !req.tools.is_empty() {
+        for (i, t) in req.tools.iter().enumerate() {
+            if t.cache_point.is_some() {
+                warnings.push(format!(
+                    "tools[{i}]: cache point dropped: Gemini has no cache breakpoints (it caches through cachedContent)"
+                ));
+            }
+            if t.strict == Some(true) {
+                warnings.push(format!(
+                    "tools[{i}].strict dropped: Gemini has no strict tool schemas"
+                ));
+            }
+        }
         let decls: Vec<Value> = req
             .tools
             .iter()
@@ -83,6 +102,12 @@ pub fn encode_request(
                 json!({"functionCallingConfig": config}),
             );
         }
+        if o.parallel_tool_calls.is_some() {
+            warnings
+                .push("parallel_tool_calls dropped: Gemini decides how many calls to make".into());
+        }
+    } else if o.tool_choice.is_some() || o.parallel_tool_calls.is_some() {
+        warnings.push("tool_choice dropped: Gemini takes it only with tools".into());
     }
     let mut generation = Map::new();
     if let Some(n) = o.max_tokens {
@@ -104,12 +129,13 @@ pub fn encode_request(
         generation.insert("seed".into(), json!(s));
     }
     if let Some(s) = &o.output_schema {
+        output_schema_extras(s, "Gemini", &mut warnings);
         generation.insert("responseMimeType".into(), json!("application/json"));
         generation.insert("responseJsonSchema".into(), s.schema.clone());
     }
     if let Some(r) = &o.reasoning {
         let mut t = Map::new();
-        if r.include_thoughts {
+        if r.wants_thoughts() {
             t.insert("includeThoughts".into(), json!(true));
         }
         if let Some(b) = r.budget_tokens {
@@ -135,7 +161,7 @@ pub fn encode_request(
     if !generation.is_empty() {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
-    merge_extra(&mut body, &o.extra, PROVIDER);
+    merge_extra(&mut body, &o.extra, PROVIDER, NAME);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,
@@ -143,22 +169,32 @@ pub fn encode_request(
 }
 
 fn media_part(where_: &str, m: &Media) -> Result<Value, ModelError> {
-    let mime = m.media_type.clone();
     if let Some(d) = &m.data {
         return Ok(json!({"inlineData": {"mimeType": media_type(where_, m)?, "data": d}}));
     }
     let uri = m
         .url
         .as_ref()
-        .or(m.file_id.as_ref().filter(|_| is_own(&m.provider, PROVIDER)));
-    match (uri, mime) {
-        (Some(u), Some(mt)) => Ok(json!({"fileData": {"mimeType": mt, "fileUri": u}})),
-        (Some(_), None) => Err(unsupported(format!(
-            "{where_}: Gemini needs a media_type with a file URL"
-        ))),
-        (None, _) => Err(unsupported(format!(
-            "{where_}: a file id from another provider cannot be sent to Gemini"
-        ))),
+        .or(m.file_id.as_ref().filter(|_| is_own(&m.provider, PROVIDER)))
+        .ok_or_else(|| {
+            unsupported(format!(
+                "{where_}: a file id from another provider cannot be sent to Gemini"
+            ))
+        })?;
+    // The type is optional with a URI (Gemini infers it when it can).
+    Ok(match &m.media_type {
+        Some(mt) => json!({"fileData": {"mimeType": mt, "fileUri": uri}}),
+        None => json!({"fileData": {"fileUri": uri}}),
+    })
+}
+
+/// Gemini has no cache breakpoints (explicit caching is a cachedContent
+/// resource): a cache point is dropped, named.
+fn no_cache_point(where_: &str, b: &Block, warnings: &mut Vec<String>) {
+    if matches!(b, Block::CachePoint { .. }) {
+        warnings.push(format!(
+            "{where_}: cache point dropped: Gemini has no cache breakpoints (it caches through cachedContent)"
+        ));
     }
 }
 
@@ -176,12 +212,20 @@ fn part(where_: &str, b: &Block) -> Result<Value, ModelError> {
     }
 }
 
-fn user_parts(mi: usize, content: &[Block]) -> Result<Vec<Value>, ModelError> {
-    content
-        .iter()
-        .enumerate()
-        .map(|(bi, b)| part(&at(mi, bi), b))
-        .collect()
+fn user_parts(
+    mi: usize,
+    content: &[Block],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
+    let mut out = Vec::with_capacity(content.len());
+    for (bi, b) in content.iter().enumerate() {
+        if matches!(b, Block::CachePoint { .. }) {
+            no_cache_point(&at(mi, bi), b, warnings);
+            continue;
+        }
+        out.push(part(&at(mi, bi), b)?);
+    }
+    Ok(out)
 }
 
 fn model_parts<'a>(
@@ -247,6 +291,7 @@ fn model_parts<'a>(
                 first_call_in_step.get_or_insert(parts.len());
                 parts.push(p);
             }
+            Block::CachePoint { .. } => no_cache_point(&w, b, warnings),
             other => {
                 return Err(unsupported(format!(
                     "{w}: Gemini cannot take {} blocks from the model",
@@ -269,15 +314,38 @@ fn response_parts(
     mi: usize,
     m: &Message,
     calls: &HashMap<&str, (&str, Option<&str>)>,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<Value>, ModelError> {
     let mut parts = Vec::new();
     for (bi, b) in m.content.iter().enumerate() {
-        let Block::ToolResult { tool_result: r } = b else {
-            return Err(unsupported(format!(
-                "{}: a call still waiting for approval cannot be sent to a model",
-                at(mi, bi)
-            )));
+        let r = match b {
+            Block::ToolResult { tool_result } => tool_result,
+            Block::CachePoint { .. } => {
+                no_cache_point(&at(mi, bi), b, warnings);
+                continue;
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "{}: a call still waiting for approval cannot be sent to a model",
+                    at(mi, bi)
+                )));
+            }
         };
+        for (ci, c) in r.content.iter().enumerate() {
+            match c {
+                Block::Text(_) | Block::Json { .. } => {}
+                Block::CachePoint { .. } => no_cache_point(
+                    &format!("{}.tool_result.content[{ci}]", at(mi, bi)),
+                    c,
+                    warnings,
+                ),
+                other => warnings.push(format!(
+                    "{}.tool_result.content[{ci}]: {} dropped: a Gemini function response carries text and JSON",
+                    at(mi, bi),
+                    other.type_name()
+                )),
+            }
+        }
         let (name, gemini_id) = match calls.get(r.tool_call_id.as_str()) {
             Some((n, id)) => (n.to_string(), *id),
             None => match &r.name {

@@ -4,8 +4,8 @@ use parlance_format::{Block, Media, Message, Role};
 use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
-use super::PROVIDER;
-use crate::openai_common::arguments_text;
+use super::{NAME, PROVIDER};
+use crate::openai_common::{arguments_text, has_cache_point, parts_with_breakpoints};
 use crate::wire::{Encoded, at, data_url, json_text, merge_extra, unsupported, wire_id};
 
 /// OpenAI accepts any call id up to 64 characters made of these.
@@ -33,22 +33,24 @@ pub fn encode_request(
     body.insert("messages".into(), Value::Array(messages));
     let o = &req.options;
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = Map::new();
-                f.insert("name".into(), json!(t.name));
-                if let Some(d) = &t.description {
-                    f.insert("description".into(), json!(d));
-                }
-                f.insert("parameters".into(), t.input_schema.clone());
-                if let Some(strict) = t.strict {
-                    f.insert("strict".into(), json!(strict));
-                }
-                json!({"type": "function", "function": f})
-            })
-            .collect();
+        let mut tools = Vec::with_capacity(req.tools.len());
+        for (i, t) in req.tools.iter().enumerate() {
+            let mut f = Map::new();
+            f.insert("name".into(), json!(t.name));
+            if let Some(d) = &t.description {
+                f.insert("description".into(), json!(d));
+            }
+            f.insert("parameters".into(), t.input_schema.clone());
+            if let Some(strict) = t.strict {
+                f.insert("strict".into(), json!(strict));
+            }
+            if t.cache_point.is_some() {
+                warnings.push(format!(
+                    "tools[{i}]: cache point dropped: OpenAI Chat has no breakpoints on tool definitions"
+                ));
+            }
+            tools.push(json!({"type": "function", "function": f}));
+        }
         body.insert("tools".into(), Value::Array(tools));
         if let Some(choice) = &o.tool_choice {
             let choice = match choice {
@@ -62,6 +64,15 @@ pub fn encode_request(
         if let Some(p) = o.parallel_tool_calls {
             body.insert("parallel_tool_calls".into(), json!(p));
         }
+    } else {
+        // The API refuses both without tools.
+        if o.tool_choice.is_some() {
+            warnings.push("tool_choice dropped: OpenAI Chat takes it only with tools".into());
+        }
+        if o.parallel_tool_calls.is_some() {
+            warnings
+                .push("parallel_tool_calls dropped: OpenAI Chat takes it only with tools".into());
+        }
     }
     if let Some(n) = o.max_tokens {
         // `max_tokens` is refused by reasoning models; this works for all.
@@ -73,30 +84,75 @@ pub fn encode_request(
     if let Some(p) = o.top_p {
         body.insert("top_p".into(), json!(p));
     }
+    if o.top_k.is_some() {
+        warnings.push("top_k dropped: OpenAI Chat has no top-k sampling".into());
+    }
     if !o.stop.is_empty() {
         body.insert("stop".into(), json!(o.stop));
     }
     if let Some(s) = o.seed {
         body.insert("seed".into(), json!(s));
     }
-    if let Some(effort) = o.reasoning.as_ref().and_then(|r| r.effort) {
-        body.insert("reasoning_effort".into(), json!(effort.as_str()));
+    if let Some(r) = &o.reasoning {
+        if let Some(effort) = r.effort {
+            body.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
+        if r.budget_tokens.is_some() {
+            warnings.push(
+                "reasoning.budget_tokens dropped: OpenAI Chat takes an effort, not a budget".into(),
+            );
+        }
+        if r.wants_thoughts() {
+            warnings.push(
+                "reasoning.include_thoughts dropped: OpenAI Chat returns no reasoning text".into(),
+            );
+        }
     }
     if let Some(s) = &o.output_schema {
+        let mut js = Map::new();
+        js.insert("name".into(), json!(s.name));
+        if let Some(d) = &s.description {
+            js.insert("description".into(), json!(d));
+        }
+        js.insert("schema".into(), s.schema.clone());
+        if let Some(strict) = s.strict {
+            js.insert("strict".into(), json!(strict));
+        }
         body.insert(
             "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {"name": s.name, "schema": s.schema}}),
+            json!({"type": "json_schema", "json_schema": js}),
         );
     }
     if stream {
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    merge_extra(&mut body, &o.extra, PROVIDER);
+    merge_extra(&mut body, &o.extra, PROVIDER, NAME);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,
     })
+}
+
+/// A message's text, or its text parts when a cache point needs one to
+/// carry the breakpoint.
+fn text_content(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value, ModelError> {
+    if !has_cache_point(&m.content) {
+        return Ok(json!(texts(&m.content)));
+    }
+    let parts = parts_with_breakpoints(
+        &m.content,
+        |_, b| {
+            Ok(match b {
+                Block::Text(t) => Some(json!({"type": "text", "text": t.text})),
+                Block::Json { json } => Some(json!({"type": "text", "text": json_text(json)})),
+                _ => None,
+            })
+        },
+        |bi| at(mi, bi),
+        warnings,
+    )?;
+    Ok(Value::Array(parts))
 }
 
 fn encode_message(
@@ -106,30 +162,67 @@ fn encode_message(
     warnings: &mut Vec<String>,
 ) -> Result<(), ModelError> {
     match m.role {
-        Role::System => out.push(json!({"role": "system", "content": m.text()})),
-        Role::User => out.push(json!({"role": "user", "content": user_content(mi, &m.content)?})),
+        Role::System => {
+            out.push(json!({"role": "system", "content": text_content(mi, m, warnings)?}))
+        }
+        Role::User => {
+            out.push(json!({"role": "user", "content": user_content(mi, &m.content, warnings)?}))
+        }
         Role::Assistant => out.push(assistant(mi, m, warnings)?),
         Role::Tool => {
             // One `tool` message per result, right after the assistant message.
             for (bi, b) in m.content.iter().enumerate() {
                 match b {
                     Block::ToolResult { tool_result: r } => {
-                        let mut text = String::new();
+                        let w = at(mi, bi);
                         for (ci, c) in r.content.iter().enumerate() {
-                            match c {
-                                Block::Text(t) => text.push_str(&t.text),
-                                Block::Json { json } => text.push_str(&json_text(json)),
-                                other => {
-                                    return Err(unsupported(format!(
-                                        "{}.tool_result.content[{ci}]: OpenAI Chat tool results take only text, not {} blocks",
-                                        at(mi, bi),
-                                        other.type_name()
-                                    )));
-                                }
+                            if !matches!(c, Block::Text(_) | Block::Json { .. } | Block::CachePoint { .. }) {
+                                return Err(unsupported(format!(
+                                    "{w}.tool_result.content[{ci}]: OpenAI Chat tool results take only text, not {} blocks",
+                                    c.type_name()
+                                )));
                             }
                         }
-                        out.push(json!({"role": "tool", "tool_call_id": call_id(&r.tool_call_id), "content": text}));
+                        let content = if has_cache_point(&r.content) {
+                            Value::Array(parts_with_breakpoints(
+                                &r.content,
+                                |_, c| {
+                                    Ok(match c {
+                                        Block::Text(t) => Some(json!({"type": "text", "text": t.text})),
+                                        Block::Json { json } => {
+                                            Some(json!({"type": "text", "text": json_text(json)}))
+                                        }
+                                        _ => None,
+                                    })
+                                },
+                                |ci| format!("{w}.tool_result.content[{ci}]"),
+                                warnings,
+                            )?)
+                        } else {
+                            json!(texts(&r.content))
+                        };
+                        out.push(json!({"role": "tool", "tool_call_id": call_id(&r.tool_call_id), "content": content}));
                     }
+                    Block::CachePoint { cache_point } => match out.last_mut() {
+                        // After a tool result: its (last) part carries it.
+                        Some(last) if last["role"] == "tool" => {
+                            let w = at(mi, bi);
+                            let content = &mut last["content"];
+                            if let Value::String(s) = content {
+                                *content = json!([{"type": "text", "text": s}]);
+                            }
+                            match content.as_array_mut().and_then(|a| a.last_mut()) {
+                                Some(p) => crate::openai_common::mark_breakpoint(p, cache_point, &w, warnings),
+                                None => warnings.push(format!(
+                                    "{w}: cache point dropped: the tool result before it is empty"
+                                )),
+                            }
+                        }
+                        _ => warnings.push(format!(
+                            "{}: cache point dropped: OpenAI has no breakpoint for what comes before it",
+                            at(mi, bi)
+                        )),
+                    },
                     _ => {
                         return Err(unsupported(format!(
                             "{}: a call still waiting for approval cannot be sent to a model",
@@ -200,37 +293,43 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
     }
 }
 
-fn user_content(mi: usize, content: &[Block]) -> Result<Value, ModelError> {
+fn user_content(
+    mi: usize,
+    content: &[Block],
+    warnings: &mut Vec<String>,
+) -> Result<Value, ModelError> {
     if let [Block::Text(t)] = content {
         return Ok(json!(t.text));
     }
-    let mut parts = Vec::with_capacity(content.len());
-    for (bi, b) in content.iter().enumerate() {
-        let w = at(mi, bi);
-        parts.push(match b {
-            Block::Text(t) => json!({"type": "text", "text": t.text}),
-            Block::Json { json } => json!({"type": "text", "text": json_text(json)}),
-            Block::Image { image } => media_part(&w, "image", image)?,
-            Block::Audio { audio } => media_part(&w, "audio", audio)?,
-            Block::File { file } => media_part(&w, "file", file)?,
-            other => {
-                return Err(unsupported(format!(
-                    "{w}: {} blocks cannot be in a user message",
-                    other.type_name()
-                )));
-            }
-        });
-    }
+    let parts = parts_with_breakpoints(
+        content,
+        |bi, b| {
+            let w = at(mi, bi);
+            Ok(Some(match b {
+                Block::Text(t) => json!({"type": "text", "text": t.text}),
+                Block::Json { json } => json!({"type": "text", "text": json_text(json)}),
+                Block::Image { image } => media_part(&w, "image", image)?,
+                Block::Audio { audio } => media_part(&w, "audio", audio)?,
+                Block::File { file } => media_part(&w, "file", file)?,
+                other => {
+                    return Err(unsupported(format!(
+                        "{w}: {} blocks cannot be in a user message",
+                        other.type_name()
+                    )));
+                }
+            }))
+        },
+        |bi| at(mi, bi),
+        warnings,
+    )?;
     Ok(Value::Array(parts))
 }
 
 fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value, ModelError> {
-    let mut text = String::new();
     let mut calls = Vec::new();
     for (bi, b) in m.content.iter().enumerate() {
         match b {
-            Block::Text(t) => text.push_str(&t.text),
-            Block::Json { json } => text.push_str(&json_text(json)),
+            Block::Text(_) | Block::Json { .. } | Block::CachePoint { .. } => {}
             Block::Thinking(t) => {
                 // Chat Completions takes no reasoning back.
                 if !t.thinking.is_empty() || t.has_opaque_data() {
@@ -267,16 +366,46 @@ fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value
     }
     let mut msg = Map::new();
     msg.insert("role".into(), json!("assistant"));
-    msg.insert(
-        "content".into(),
+    let content = if has_cache_point(&m.content) {
+        // Text parts, so that a cache point has one to mark.
+        Value::Array(parts_with_breakpoints(
+            &m.content,
+            |_, b| {
+                Ok(match b {
+                    Block::Text(t) if !t.text.is_empty() => {
+                        Some(json!({"type": "text", "text": t.text}))
+                    }
+                    Block::Json { json } => Some(json!({"type": "text", "text": json_text(json)})),
+                    _ => None,
+                })
+            },
+            |bi| at(mi, bi),
+            warnings,
+        )?)
+    } else {
+        let text = texts(&m.content);
         if text.is_empty() && !calls.is_empty() {
             Value::Null
         } else {
             json!(text)
-        },
-    );
+        }
+    };
+    msg.insert("content".into(), content);
     if !calls.is_empty() {
         msg.insert("tool_calls".into(), Value::Array(calls));
     }
     Ok(Value::Object(msg))
+}
+
+/// Text and JSON blocks as one text (the API's string content).
+fn texts(blocks: &[Block]) -> String {
+    let mut text = String::new();
+    for b in blocks {
+        match b {
+            Block::Text(t) => text.push_str(&t.text),
+            Block::Json { json } => text.push_str(&json_text(json)),
+            _ => {}
+        }
+    }
+    text
 }

@@ -26,6 +26,9 @@ pub use to_wire::encode_request;
 
 use crate::format::{Auth, Endpoint, WireFormat};
 
+/// The API's name (the wire format's, in the registry and in `extra`).
+pub const NAME: &str = "openai-responses";
+
 /// The provider name on messages and opaque data.
 pub const PROVIDER: &str = "openai";
 
@@ -43,7 +46,7 @@ fn stateless(body: &mut serde_json::Value) {
 
 /// The API's translations and endpoint.
 pub static FORMAT: WireFormat = WireFormat {
-    name: "openai-responses",
+    name: NAME,
     provider: PROVIDER,
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,

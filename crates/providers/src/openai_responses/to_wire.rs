@@ -11,8 +11,10 @@ use parlance_format::{Block, Media, Message, Role, Thinking};
 use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
-use super::PROVIDER;
-use crate::openai_common::arguments_text;
+use super::{NAME, PROVIDER};
+use crate::openai_common::{
+    arguments_text, has_cache_point, mark_breakpoint, parts_with_breakpoints,
+};
 use crate::wire::{Encoded, at, data_url, is_own, json_text, merge_extra, unsupported, wire_id};
 
 fn id_char(c: char) -> bool {
@@ -37,18 +39,28 @@ pub fn encode_request(
     for (mi, m) in req.messages.iter().enumerate() {
         match m.role {
             // System messages before the first other message are the
-            // instructions; later ones stay in place.
-            Role::System if leading => {
+            // instructions (a string: one with a cache point goes in
+            // the input, where a part can carry it); later ones stay in
+            // place.
+            Role::System if leading && !has_cache_point(&m.content) => {
                 let text = m.text();
                 instructions = Some(match instructions {
                     Some(prev) => format!("{prev}\n\n{text}"),
                     None => text,
                 });
             }
-            Role::System => input.push(json!({"role": "system", "content": m.text()})),
+            Role::System => {
+                leading = false;
+                let content = if has_cache_point(&m.content) {
+                    Value::Array(input_parts(mi, &m.content, &mut warnings)?)
+                } else {
+                    json!(m.text())
+                };
+                input.push(json!({"role": "system", "content": content}));
+            }
             Role::User => {
                 leading = false;
-                input.push(json!({"role": "user", "content": user_content(mi, &m.content)?}));
+                input.push(json!({"role": "user", "content": user_content(mi, &m.content, &mut warnings)?}));
             }
             Role::Assistant => {
                 leading = false;
@@ -57,26 +69,37 @@ pub fn encode_request(
             Role::Tool => {
                 leading = false;
                 for (bi, b) in m.content.iter().enumerate() {
-                    let Block::ToolResult { tool_result: r } = b else {
-                        return Err(unsupported(format!(
-                            "{}: a call still waiting for approval cannot be sent to a model",
-                            at(mi, bi)
-                        )));
+                    let r = match b {
+                        Block::ToolResult { tool_result } => tool_result,
+                        Block::CachePoint { cache_point } => {
+                            breakpoint_after_output(
+                                &mut input,
+                                cache_point,
+                                &at(mi, bi),
+                                &mut warnings,
+                            );
+                            continue;
+                        }
+                        _ => {
+                            return Err(unsupported(format!(
+                                "{}: a call still waiting for approval cannot be sent to a model",
+                                at(mi, bi)
+                            )));
+                        }
                     };
+                    let w = at(mi, bi);
                     let output = match r.content.as_slice() {
                         [] => json!(""),
                         [Block::Text(t)] => json!(t.text),
                         [Block::Json { json }] => json!(json_text(json)),
-                        blocks => {
-                            let mut parts = Vec::new();
-                            for (ci, c) in blocks.iter().enumerate() {
-                                parts.push(input_part(
-                                    &format!("{}.tool_result.content[{ci}]", at(mi, bi)),
-                                    c,
-                                )?);
-                            }
-                            Value::Array(parts)
-                        }
+                        blocks => Value::Array(parts_with_breakpoints(
+                            blocks,
+                            |ci, c| {
+                                input_part(&format!("{w}.tool_result.content[{ci}]"), c).map(Some)
+                            },
+                            |ci| format!("{w}.tool_result.content[{ci}]"),
+                            &mut warnings,
+                        )?),
                     };
                     input.push(json!({"type": "function_call_output", "call_id": call_id(&r.tool_call_id), "output": output}));
                 }
@@ -91,43 +114,59 @@ pub fn encode_request(
     }
     body.insert("input".into(), Value::Array(input));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut tool = Map::new();
-                tool.insert("type".into(), json!("function"));
-                tool.insert("name".into(), json!(t.name));
-                if let Some(d) = &t.description {
-                    tool.insert("description".into(), json!(d));
-                }
-                tool.insert("parameters".into(), t.input_schema.clone());
-                // The API requires `strict`; false unless asked.
-                tool.insert("strict".into(), json!(t.strict.unwrap_or(false)));
-                Value::Object(tool)
-            })
-            .collect();
+        let mut tools = Vec::with_capacity(req.tools.len());
+        for (i, t) in req.tools.iter().enumerate() {
+            let mut tool = Map::new();
+            tool.insert("type".into(), json!("function"));
+            tool.insert("name".into(), json!(t.name));
+            if let Some(d) = &t.description {
+                tool.insert("description".into(), json!(d));
+            }
+            tool.insert("parameters".into(), t.input_schema.clone());
+            // The API requires `strict`; false unless asked.
+            tool.insert("strict".into(), json!(t.strict.unwrap_or(false)));
+            if t.cache_point.is_some() {
+                warnings.push(format!(
+                    "tools[{i}]: cache point dropped: the Responses API has no breakpoints on tool definitions"
+                ));
+            }
+            tools.push(Value::Object(tool));
+        }
         body.insert("tools".into(), Value::Array(tools));
-        if let Some(choice) = &o.tool_choice {
-            let choice = match choice {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Required => json!("required"),
-                ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
-            };
-            body.insert("tool_choice".into(), choice);
-        }
-        if let Some(p) = o.parallel_tool_calls {
-            body.insert("parallel_tool_calls".into(), json!(p));
-        }
+    }
+    // Both may come without tools (the API allows it).
+    if let Some(choice) = &o.tool_choice {
+        let choice = match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    if let Some(p) = o.parallel_tool_calls {
+        body.insert("parallel_tool_calls".into(), json!(p));
     }
     if let Some(r) = &o.reasoning {
         let mut reasoning = Map::new();
         if let Some(e) = r.effort {
             reasoning.insert("effort".into(), json!(e.as_str()));
         }
-        if r.include_thoughts {
-            reasoning.insert("summary".into(), json!("auto"));
+        // The summary asked for as it is; readable thoughts alone are `auto`.
+        match (&r.summary, r.include_thoughts) {
+            (Some(s), _) => {
+                reasoning.insert("summary".into(), json!(s));
+            }
+            (None, true) => {
+                reasoning.insert("summary".into(), json!("auto"));
+            }
+            (None, false) => {}
+        }
+        if r.budget_tokens.is_some() {
+            warnings.push(
+                "reasoning.budget_tokens dropped: the Responses API takes an effort, not a budget"
+                    .into(),
+            );
         }
         body.insert("reasoning".into(), Value::Object(reasoning));
     }
@@ -140,23 +179,65 @@ pub fn encode_request(
     if let Some(p) = o.top_p {
         body.insert("top_p".into(), json!(p));
     }
+    if o.top_k.is_some() {
+        warnings.push("top_k dropped: the Responses API has no top-k sampling".into());
+    }
+    if o.seed.is_some() {
+        warnings.push("seed dropped: the Responses API takes no seed".into());
+    }
     if !o.stop.is_empty() {
         warnings.push("stop sequences dropped: the Responses API has none".into());
     }
     if let Some(s) = &o.output_schema {
-        body.insert(
-            "text".into(),
-            json!({"format": {"type": "json_schema", "name": s.name, "schema": s.schema}}),
-        );
+        let mut f = Map::new();
+        f.insert("type".into(), json!("json_schema"));
+        f.insert("name".into(), json!(s.name));
+        if let Some(d) = &s.description {
+            f.insert("description".into(), json!(d));
+        }
+        f.insert("schema".into(), s.schema.clone());
+        if let Some(strict) = s.strict {
+            f.insert("strict".into(), json!(strict));
+        }
+        body.insert("text".into(), json!({"format": f}));
     }
     if stream {
         body.insert("stream".into(), json!(true));
     }
-    merge_extra(&mut body, &o.extra, PROVIDER);
+    merge_extra(&mut body, &o.extra, PROVIDER, NAME);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,
     })
+}
+
+/// A cache point after a tool result: the output's last part carries it
+/// (a string output becomes one text part).
+fn breakpoint_after_output(
+    input: &mut [Value],
+    point: &parlance_format::CachePoint,
+    where_: &str,
+    warnings: &mut Vec<String>,
+) {
+    let Some(last) = input
+        .last_mut()
+        .filter(|i| i["type"] == "function_call_output")
+    else {
+        warnings.push(format!(
+            "{where_}: cache point dropped: OpenAI has no breakpoint for what comes before it"
+        ));
+        return;
+    };
+    let output = &mut last["output"];
+    if let Value::String(s) = output {
+        *output = json!([{"type": "input_text", "text": s}]);
+    }
+    match output.as_array_mut().and_then(|a| a.last_mut()) {
+        Some(p) => mark_breakpoint(p, point, where_, warnings),
+        None => warnings.push(format!(
+            "{where_}: cache point dropped: the tool result before it is empty"
+        )),
+    }
 }
 
 fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
@@ -215,26 +296,43 @@ fn input_part(where_: &str, b: &Block) -> Result<Value, ModelError> {
     }
 }
 
-fn user_content(mi: usize, content: &[Block]) -> Result<Value, ModelError> {
+fn user_content(
+    mi: usize,
+    content: &[Block],
+    warnings: &mut Vec<String>,
+) -> Result<Value, ModelError> {
     if let [Block::Text(t)] = content {
         return Ok(json!(t.text));
     }
-    let parts: Result<Vec<Value>, ModelError> = content
-        .iter()
-        .enumerate()
-        .map(|(bi, b)| input_part(&at(mi, bi), b))
-        .collect();
-    Ok(Value::Array(parts?))
+    Ok(Value::Array(input_parts(mi, content, warnings)?))
 }
 
-/// One reasoning item from its consecutive thinking blocks.
-fn reasoning_item(id: &str, parts: &[&Thinking]) -> Value {
+/// Input parts, cache points as breakpoints on the part before them.
+fn input_parts(
+    mi: usize,
+    content: &[Block],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, ModelError> {
+    parts_with_breakpoints(
+        content,
+        |bi, b| input_part(&at(mi, bi), b).map(Some),
+        |bi| at(mi, bi),
+        warnings,
+    )
+}
+
+/// One reasoning item from its consecutive thinking blocks (an item sent
+/// without an id goes back without one).
+fn reasoning_item(id: Option<&str>, parts: &[&Thinking]) -> Value {
     let summary: Vec<Value> = parts
         .iter()
         .filter(|t| !t.thinking.is_empty())
         .map(|t| json!({"type": "summary_text", "text": t.thinking}))
         .collect();
-    let mut item = json!({"id": id, "type": "reasoning", "summary": summary});
+    let mut item = json!({"type": "reasoning", "summary": summary});
+    if let Some(id) = id {
+        item["id"] = json!(id);
+    }
     if let Some(enc) = parts.iter().find_map(|t| t.encrypted_content.as_ref()) {
         item["encrypted_content"] = json!(enc);
     }
@@ -287,9 +385,30 @@ fn assistant(
                     i += 1;
                 }
                 if seen_items.insert(id.clone(), ()).is_none() {
-                    out.push(reasoning_item(&id, &parts));
+                    out.push(reasoning_item(Some(&id), &parts));
                 }
             }
+            // An item replayed without an id (ids are optional on input):
+            // its summary parts follow the block holding its encrypted
+            // content, which starts the next item.
+            Block::Thinking(t) if is_own(&t.provider, PROVIDER) => {
+                flush(&mut texts, out);
+                let mut parts = vec![t];
+                while let Some(Block::Thinking(next)) = m.content.get(i + 1) {
+                    if !is_own(&next.provider, PROVIDER)
+                        || next.item_id.is_some()
+                        || next.encrypted_content.is_some()
+                    {
+                        break;
+                    }
+                    parts.push(next);
+                    i += 1;
+                }
+                out.push(reasoning_item(None, &parts));
+            }
+            Block::CachePoint { .. } => warnings.push(format!(
+                "{w}: cache point dropped: the Responses API has no breakpoints in assistant output"
+            )),
             Block::Thinking(t) => {
                 if !t.thinking.is_empty() || t.has_opaque_data() {
                     warnings.push(format!(

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod server;
+pub mod spec_walk;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -246,6 +247,12 @@ impl Api {
     pub fn spec_errors(&self, body: &Value) -> Vec<String> {
         spec_errors(self.spec, self.request_component, body)
     }
+}
+
+/// An official specification from `testdata/specs/`, as OpenAPI-style
+/// JSON Schema (a discovery document converted).
+pub fn spec_document(spec: &str) -> Value {
+    spec_doc(spec)
 }
 
 fn spec_doc(spec: &str) -> Value {
