@@ -1,11 +1,11 @@
 //! `parlance convert`: the translation layer from the command line.
 
-use parlance_format::{Message, ToolSpec};
-use parlance_model::{ModelOptions, ModelRequest};
+use parlance_format::Message;
+use parlance_model::RequestDocument;
 use parlance_providers::{
-    WIRE_FORMATS, WireFormat, decode_stream, transport::parse_sse, wire_format,
+    WIRE_FORMATS, WireFormat, decode_stream, transport::parse_sse, wire_format, write_request,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// What the input is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,90 +51,6 @@ fn parse(text: &str) -> Result<Value, String> {
             e.column()
         )
     })
-}
-
-/// A canonical request document: `{"model"?, "messages", "tools"?, "options"?}`
-/// (a bare array is just the messages).
-fn canonical_request(v: &Value) -> Result<(Option<String>, ModelRequest), String> {
-    let (messages, obj) = match v {
-        Value::Array(_) => (v, None),
-        Value::Object(o) => (
-            o.get("messages")
-                .ok_or("messages: required field missing")?,
-            Some(o),
-        ),
-        _ => return Err(
-            "(root): expected a conversation (an array of messages or an object with \"messages\")"
-                .into(),
-        ),
-    };
-    let mut req = ModelRequest {
-        messages: parlance_format::messages_from_value(
-            messages,
-            if obj.is_some() { "messages" } else { "" },
-        )
-        .map_err(|e| e.to_string())?,
-        ..Default::default()
-    };
-    let mut model = None;
-    if let Some(o) = obj {
-        for (k, val) in o {
-            match k.as_str() {
-                "messages" => {}
-                "model" => {
-                    model = Some(val.as_str().ok_or("model: expected a string")?.to_string())
-                }
-                "tools" => {
-                    for (i, t) in val
-                        .as_array()
-                        .ok_or("tools: expected an array")?
-                        .iter()
-                        .enumerate()
-                    {
-                        req.tools.push(
-                            ToolSpec::from_value(t)
-                                .map_err(|e| e.under(&format!("tools[{i}]")).to_string())?,
-                        );
-                    }
-                }
-                "options" => {
-                    req.options = serde_json::from_value::<ModelOptions>(val.clone())
-                        .map_err(|e| format!("options: {e}"))?
-                }
-                other => {
-                    return Err(format!(
-                        "{other}: unknown field (expected one of: model, messages, tools, options)"
-                    ));
-                }
-            }
-        }
-    }
-    Ok((model, req))
-}
-
-/// The canonical document for a decoded request.
-fn canonical_document(model: Option<String>, req: &ModelRequest) -> Value {
-    let mut doc = Map::new();
-    if let Some(m) = model {
-        doc.insert("model".into(), json!(m));
-    }
-    doc.insert(
-        "messages".into(),
-        serde_json::to_value(&req.messages).expect("json"),
-    );
-    if !req.tools.is_empty() {
-        doc.insert(
-            "tools".into(),
-            serde_json::to_value(&req.tools).expect("json"),
-        );
-    }
-    if req.options != ModelOptions::default() {
-        doc.insert(
-            "options".into(),
-            serde_json::to_value(&req.options).expect("json"),
-        );
-    }
-    Value::Object(doc)
 }
 
 /// Splits a recorded stream into `(event, data)` pairs.
@@ -205,34 +121,29 @@ pub fn convert(
         }
         Kind::Request => {
             let v = parse(text)?;
-            let (doc_model, req) = match from_fmt {
-                None => canonical_request(&v)?,
+            let mut doc = match from_fmt {
+                None => RequestDocument::from_value(&v).map_err(|e| e.to_string())?,
                 Some(f) => {
                     let d = (f.decode_request)(&v).map_err(|e| e.to_string())?;
-                    (d.model, d.request)
+                    warnings.extend(d.warnings.iter().cloned());
+                    d.document()
                 }
             };
+            if let Some(m) = model {
+                doc.model = Some(m.to_string());
+            }
             match to_fmt {
-                None => canonical_document(model.map(str::to_string).or(doc_model), &req),
+                None => doc.to_value(),
                 Some(t) => {
-                    let model = model.map(str::to_string).or(doc_model).ok_or_else(|| {
+                    let model = doc.model.clone().ok_or_else(|| {
                         "--model: required to build a request (the input names no model)"
                             .to_string()
                     })?;
-                    // Options written for the source provider stay behind.
-                    let mut req = req;
-                    if let Some(f) = from_fmt
-                        && f.provider != t.provider
-                        && let Some(extra) = req.options.extra.remove(f.provider)
-                    {
-                        warnings.push(format!("options for {} dropped: {extra}", f.provider));
-                    }
-                    let encoded =
-                        (t.encode_request)(&req, &model, false).map_err(|e| e.to_string())?;
+                    let encoded = write_request(t, &doc, &model).map_err(|e| e.to_string())?;
                     warnings.extend(encoded.warnings);
                     let mut body = encoded.body;
-                    if t.name == "gemini" {
-                        // Gemini takes the model in the URL; shown here for reading.
+                    if t.endpoint.path.contains("{model}") {
+                        // The model goes in the URL; shown here for reading.
                         body.as_object_mut()
                             .expect("an object")
                             .insert("model".into(), json!(model));

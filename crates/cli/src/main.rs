@@ -8,13 +8,12 @@ mod logging;
 mod model;
 mod options;
 mod threads;
+mod validate;
 
 use std::io::Read;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use parlance_format::{Block, Conversation, FormatError, Message, Response, Role};
-use serde_json::{Value, json};
 
 #[derive(Parser)]
 #[command(
@@ -39,16 +38,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a conversation file and print path-named errors.
+    /// Check a canonical document and print path-named errors.
     ///
-    /// FILE holds a JSON array of messages, an object {"messages": [...],
-    /// "tools": [...]}, one message, or a response envelope. `-` reads
-    /// standard input. Exit status 1 when the file is not valid.
+    /// FILE holds any document Parlance reads or writes: a conversation (a
+    /// JSON array of messages, or {"messages": [...], "tools": [...]}), one
+    /// message, a response envelope, a request document (what `parlance
+    /// convert` writes: {"model", "stream", "messages", "tools",
+    /// "options"}), a decision, a content block, a tool spec or a turn.
+    /// The kind is recognised from its fields unless --kind names it. `-`
+    /// reads standard input. Exit status 1 when the document is not valid
+    /// (or not UTF-8), 2 when it cannot be read.
     ///
     /// Example: parlance validate examples/conversation.json
     Validate {
         /// The file to check (`-` for standard input).
         file: String,
+        /// What the document is (default: recognised from its fields).
+        #[arg(long, value_enum)]
+        kind: Option<validate::DocKind>,
         /// Print the result as JSON (for scripts).
         #[arg(long)]
         json: bool,
@@ -167,7 +174,9 @@ enum Command {
     ///
     /// Example: parlance schema message
     Schema {
-        /// message, content-block, tool-spec, response or decision.
+        /// message, content-block, tool-spec, conversation, request,
+        /// response or decision (NAME.input for what the readers accept,
+        /// older shapes included: message.input...).
         #[arg(default_value = "message")]
         name: String,
         /// Write every schema file into this directory instead.
@@ -200,9 +209,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Validate {
             file,
+            kind,
             json,
             canonical,
-        } => validate(&file, json, canonical),
+        } => Ok(match read_input(&file)? {
+            Ok(text) => validate::validate(&file, &text, kind, json, canonical),
+            Err(not_utf8) => {
+                eprintln!("{file}: {not_utf8}");
+                ExitCode::from(1)
+            }
+        }),
         Command::Schema { name, out } => schema(&name, out.as_deref()),
         Command::Serve { config, openapi } => {
             if openapi {
@@ -275,7 +291,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             compact,
             file,
         } => {
-            let text = read_input(&file)?;
+            let text = match read_input(&file)? {
+                Ok(text) => text,
+                Err(not_utf8) => {
+                    eprintln!("{file}: {not_utf8}");
+                    return Ok(ExitCode::from(1));
+                }
+            };
             match convert::convert(&from, &to, kind, model.as_deref(), &text) {
                 Ok(c) => {
                     for w in &c.warnings {
@@ -298,130 +320,31 @@ fn run(command: Command) -> Result<ExitCode, String> {
     }
 }
 
-fn read_input(file: &str) -> Result<String, String> {
-    if file == "-" {
-        let mut s = String::new();
+/// The input's text. The outer error is a file that cannot be read (a
+/// usage error, exit 2); the inner one input that is not UTF-8 (invalid
+/// input, exit 1), naming the first bad byte.
+fn read_input(file: &str) -> Result<Result<String, String>, String> {
+    let bytes = if file == "-" {
+        let mut b = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut s)
+            .read_to_end(&mut b)
             .map_err(|e| format!("reading standard input: {e}"))?;
-        Ok(s)
+        b
     } else {
-        std::fs::read_to_string(file).map_err(|e| format!("reading {file}: {e}"))
-    }
-}
-
-/// What a validated document turned out to be.
-enum Document {
-    Conversation(Conversation, bool),
-    Message(Message),
-    Response(Response),
-}
-
-fn classify(text: &str) -> Result<Document, FormatError> {
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        // Let the format crate word the syntax error.
-        Err(_) => {
-            return parlance_format::parse_conversation(text)
-                .map(|c| Document::Conversation(c, true));
-        }
+        std::fs::read(file).map_err(|e| format!("reading {file}: {e}"))?
     };
-    if value.get("status").is_some() {
-        Response::from_value(&value).map(Document::Response)
-    } else if value.get("role").is_some() {
-        Message::from_value(&value).map(Document::Message)
-    } else {
-        Conversation::from_value(&value).map(|c| Document::Conversation(c, value.is_array()))
-    }
-}
-
-fn validate(file: &str, as_json: bool, canonical: bool) -> Result<ExitCode, String> {
-    let text = read_input(file)?;
-    match classify(&text) {
-        Ok(doc) => {
-            let (kind, messages, tools, canon) = match &doc {
-                Document::Conversation(c, is_array) => (
-                    "conversation",
-                    c.messages.as_slice(),
-                    c.tools.len(),
-                    if *is_array {
-                        parlance_format::to_json_pretty(&c.messages)
-                    } else {
-                        parlance_format::to_json_pretty(c)
-                    },
-                ),
-                Document::Message(m) => (
-                    "message",
-                    std::slice::from_ref(m),
-                    0,
-                    parlance_format::to_json_pretty(m),
-                ),
-                Document::Response(r) => (
-                    "response",
-                    r.messages.as_slice(),
-                    0,
-                    parlance_format::to_json_pretty(r),
-                ),
-            };
-            let calls: usize = messages.iter().map(|m| m.tool_calls().count()).sum();
-            let results: usize = messages
-                .iter()
-                .flat_map(|m| &m.content)
-                .filter(|b| matches!(b, Block::ToolResult { .. }))
-                .count();
-            if as_json {
-                let mut out = json!({
-                    "valid": true, "kind": kind, "messages": messages.len(),
-                    "tool_calls": calls, "tool_results": results, "tools": tools,
-                });
-                if canonical {
-                    out["canonical"] = serde_json::from_str(&canon).expect("we wrote it");
-                }
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
-            } else {
-                println!(
-                    "{file}: valid {kind}: {} message(s) ({}), {calls} tool call(s), {results} tool result(s), {tools} tool(s)",
-                    messages.len(),
-                    role_summary(messages)
-                );
-                if canonical {
-                    println!("{canon}");
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            if as_json {
-                let out =
-                    json!({"valid": false, "errors": [{"path": e.path, "message": e.message}]});
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
-            } else {
-                eprintln!("{file}: {e}");
-            }
-            Ok(ExitCode::from(1))
-        }
-    }
-}
-
-fn role_summary(messages: &[Message]) -> String {
-    let mut parts = Vec::new();
-    for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
-        let n = messages.iter().filter(|m| m.role == role).count();
-        if n > 0 {
-            parts.push(format!("{n} {}", role.as_str()));
-        }
-    }
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(", ")
-    }
+    Ok(String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 (byte {} is not valid UTF-8)",
+            e.utf8_error().valid_up_to()
+        )
+    }))
 }
 
 fn schema(name: &str, out: Option<&str>) -> Result<ExitCode, String> {
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {dir}: {e}"))?;
-        for (file, value) in parlance_format::schema::all() {
+        for (file, value) in parlance_model::schema::all() {
             let path = format!("{dir}/{file}");
             let text = serde_json::to_string_pretty(&value).expect("json") + "\n";
             std::fs::write(&path, text).map_err(|e| format!("writing {path}: {e}"))?;
@@ -430,14 +353,21 @@ fn schema(name: &str, out: Option<&str>) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let file = format!("{}.schema.json", name.trim_end_matches(".schema.json"));
-    match parlance_format::schema::by_name(&file) {
+    match parlance_model::schema::by_name(&file) {
         Some(v) => {
             println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             Ok(ExitCode::SUCCESS)
         }
-        None => Err(format!(
-            "no schema named {name:?} (expected one of: message, content-block, tool-spec, response, decision)"
-        )),
+        None => {
+            let names: Vec<&str> = parlance_model::schema::all()
+                .into_iter()
+                .map(|(f, _)| f.trim_end_matches(".schema.json"))
+                .collect();
+            Err(format!(
+                "no schema named {name:?} (expected one of: {})",
+                names.join(", ")
+            ))
+        }
     }
 }
 

@@ -301,3 +301,249 @@ fn help_documents_every_format_and_kind_with_examples() {
         assert!(out.contains(word), "--help lacks {word}:\n{out}");
     }
 }
+
+/// Issue 15, item 1: reasoning items replayed without an `id` (optional on
+/// input items) are kept, in place, and no warning claims they were dropped.
+#[test]
+fn responses_reasoning_items_without_an_id_are_kept_in_place() {
+    let body = json!({"model": "gpt-5", "input": [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAA1"},
+        {"type": "function_call", "call_id": "call_1", "name": "weather", "arguments": "{\"city\":\"Paris\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Now Rome."}], "encrypted_content": "gAAA2"},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAA3"},
+        {"type": "function_call", "call_id": "call_2", "name": "weather", "arguments": "{\"city\":\"Rome\"}"},
+        {"type": "function_call_output", "call_id": "call_2", "output": "rain"}
+    ]});
+    let (code, out, err) = parlance(
+        &[
+            "convert",
+            "--from",
+            "openai-responses",
+            "--to",
+            "openai-responses",
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("dropped"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["input"], body["input"], "8 items in, the same 8 out");
+}
+
+/// Item 2: options are scoped by API: `include` (Responses only) never
+/// reaches Chat Completions, and the warning names it.
+#[test]
+fn options_of_one_api_do_not_reach_another_api_of_the_same_vendor() {
+    let body = json!({"model": "gpt-5", "input": "hi", "include": ["reasoning.encrypted_content"],
+        "store": false, "service_tier": "flex"});
+    let (code, out, err) = parlance(
+        &[
+            "convert",
+            "--from",
+            "openai-responses",
+            "--to",
+            "openai-chat",
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for key in ["include", "store", "service_tier"] {
+        assert!(v.get(key).is_none(), "{key} sent to Chat: {v}");
+        assert!(err.contains(key), "the warning names {key}: {err}");
+    }
+    // Within the same API they all stay.
+    let same = ok(
+        &[
+            "convert",
+            "--from",
+            "openai-responses",
+            "--to",
+            "openai-responses",
+        ],
+        &body.to_string(),
+    );
+    for key in ["include", "store", "service_tier"] {
+        assert_eq!(same[key], body[key], "{key}");
+    }
+}
+
+/// Item 3: `reasoning.summary: "detailed"` stays "detailed".
+#[test]
+fn a_detailed_reasoning_summary_stays_detailed() {
+    for summary in ["auto", "concise", "detailed"] {
+        let body = json!({"model": "o3", "input": "hi", "reasoning": {"effort": "high", "summary": summary}});
+        let v = ok(
+            &[
+                "convert",
+                "--from",
+                "openai-responses",
+                "--to",
+                "openai-responses",
+            ],
+            &body.to_string(),
+        );
+        assert_eq!(v["reasoning"], body["reasoning"], "{summary}");
+    }
+}
+
+/// Item 4: cache hints have a canonical home (a `cache_point` block, a
+/// tool's `cache_point`), go back exactly to Anthropic, become OpenAI
+/// breakpoints, and are named in a warning where the target has none.
+#[test]
+fn cache_hints_are_translated_or_warned() {
+    let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 100,
+        "system": [{"type": "text", "text": "Long instructions", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "tools": [{"name": "look", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "A long document", "cache_control": {"type": "ephemeral"}},
+                                         {"type": "text", "text": "Question?"}]}]});
+    let canonical = ok(&["convert", "--from", "anthropic"], &body.to_string());
+    assert_eq!(
+        canonical["messages"][0]["content"][1],
+        json!({"type": "cache_point", "cache_point": {"ttl": "1h"}})
+    );
+    assert_eq!(canonical["tools"][0]["cache_point"], json!({}));
+    let (code, out, err) = parlance(
+        &["convert", "--from", "anthropic", "--to", "anthropic"],
+        &body.to_string(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "", "nothing dropped");
+    let again: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(again["system"], body["system"]);
+    assert_eq!(again["tools"], body["tools"]);
+    assert_eq!(again["messages"], body["messages"]);
+
+    let (code, out, err) = parlance(
+        &[
+            "convert",
+            "--from",
+            "anthropic",
+            "--to",
+            "openai-chat",
+            "--model",
+            "gpt-5",
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let chat: Value = serde_json::from_str(&out).unwrap();
+    let breakpoint = json!({"mode": "explicit"});
+    assert_eq!(
+        chat["messages"][0]["content"][0]["prompt_cache_breakpoint"],
+        breakpoint
+    );
+    assert_eq!(
+        chat["messages"][1]["content"][0]["prompt_cache_breakpoint"],
+        breakpoint
+    );
+    assert!(
+        chat["messages"][1]["content"][1]
+            .get("prompt_cache_breakpoint")
+            .is_none()
+    );
+    assert!(err.contains("tools[0]") && err.contains("cache"), "{err}");
+    assert!(
+        err.contains("1h"),
+        "the ttl OpenAI cannot promise is named: {err}"
+    );
+
+    let (code, _, err) = parlance(
+        &[
+            "convert",
+            "--from",
+            "anthropic",
+            "--to",
+            "gemini",
+            "--model",
+            "gemini-2.5-flash",
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("messages[1].content[1]: cache point dropped"),
+        "{err}"
+    );
+}
+
+/// Item 7: the words of an error say what it is.
+#[test]
+fn errors_are_worded_for_what_went_wrong() {
+    let (code, _, err) = parlance(
+        &["convert", "--from", "anthropic"],
+        r#"{"model": "c", "max_tokens": 5, "messages": [{"role": "user", "content": 5}]}"#,
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("malformed request: messages[0].content"),
+        "{err}"
+    );
+    // A recorded stream cut short is a truncated stream, not a network error.
+    let stream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\",\"usage\":{\"input_tokens\":1}}}\n\n";
+    let (code, _, err) = parlance(
+        &["convert", "--from", "anthropic", "--kind", "stream"],
+        stream,
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("malformed response: the stream ended before message_stop (truncated)"),
+        "{err}"
+    );
+    assert!(!err.contains("network"), "{err}");
+}
+
+#[test]
+fn input_that_is_not_utf8_exits_1_naming_the_byte() {
+    let dir = std::env::temp_dir().join(format!("parlance-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.json");
+    std::fs::write(&file, b"{\"messages\": [\"\xff\"]}").unwrap();
+    let path = file.to_str().unwrap();
+    for args in [
+        vec!["convert", "--from", "anthropic", path],
+        vec!["validate", path],
+    ] {
+        let (code, _, err) = parlance(&args, "");
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("not UTF-8") && err.contains("byte 15"),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 8: `stream: true` is carried (canonical documents keep it), and an
+/// Anthropic refusal keeps its `stop_details` next to the raw finish reason.
+#[test]
+fn stream_flags_and_refusal_details_are_kept() {
+    let body = json!({"model": "c", "max_tokens": 5, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let canonical = ok(&["convert", "--from", "anthropic"], &body.to_string());
+    assert_eq!(canonical["stream"], true);
+    let again = ok(
+        &["convert", "--from", "canonical", "--to", "anthropic"],
+        &canonical.to_string(),
+    );
+    assert_eq!(again["stream"], true);
+    let refusal = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/providers/anthropic/vercel__anthropic-refusal.json"),
+    )
+    .unwrap();
+    let m = ok(
+        &["convert", "--from", "anthropic", "--kind", "response"],
+        &refusal,
+    );
+    assert_eq!(m["finish_reason_raw"], "refusal");
+    assert_eq!(m["finish_details"]["category"], "cyber");
+    assert!(
+        m["finish_details"]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("Usage Policy")
+    );
+}

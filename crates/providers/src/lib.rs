@@ -47,6 +47,7 @@ pub mod openai_chat;
 mod openai_common;
 pub mod openai_responses;
 pub mod registry;
+pub mod translate;
 pub mod transport;
 pub mod wire;
 
@@ -56,5 +57,6 @@ pub use format::{Auth, Endpoint, WireFormat, decode_stream};
 pub use formats::{WIRE_FORMATS, wire_format};
 pub use http_model::HttpModel;
 pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider};
+pub use translate::write_request;
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};
 pub use wire::{DecodedRequest, Encoded};

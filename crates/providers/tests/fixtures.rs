@@ -554,3 +554,33 @@ fn the_spec_check_rejects_what_the_api_would() {
             .is_empty()
     );
 }
+
+/// Issue 15 item 8: a refusal's `stop_details` stay next to the raw finish
+/// reason, streamed (on `message_delta`) as well as whole.
+#[test]
+fn anthropic_refusal_details_are_kept_streamed_and_whole() {
+    let details = json!({"type": "refusal", "category": "cyber", "explanation": "blocked"});
+    let whole = (ANTHROPIC.decode_response)(
+        &json!({"content": [], "stop_reason": "refusal", "stop_details": details}),
+    )
+    .unwrap();
+    assert_eq!(whole.finish_reason_raw.as_deref(), Some("refusal"));
+    assert_eq!(whole.finish_details.as_ref(), details.as_object());
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "refusal", "stop_details": details}}),
+        json!({"type": "message_stop"}),
+    ];
+    let lines: Vec<(String, String)> = events
+        .iter()
+        .map(|e| (String::new(), e.to_string()))
+        .collect();
+    let (_, streamed) = ANTHROPIC.decode_stream(&lines).unwrap();
+    assert_eq!(streamed.finish_details.as_ref(), details.as_object());
+    let odd =
+        (ANTHROPIC.decode_response)(&json!({"content": [], "stop_details": "no"})).unwrap_err();
+    assert!(
+        odd.to_string().contains("stop_details: expected an object"),
+        "{odd}"
+    );
+}

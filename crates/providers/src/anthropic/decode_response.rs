@@ -92,7 +92,25 @@ pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
     msg.usage = body.get("usage").filter(|u| u.is_object()).map(usage);
     msg.finish_reason = raw.map(finish_reason);
     msg.finish_reason_raw = raw.map(str::to_string);
+    msg.finish_details = stop_details(body.get("stop_details"), "stop_details")?;
     msg.provider = Some(PROVIDER.into());
     msg.model = opt_str(body, "model");
     Ok(msg)
+}
+
+/// `stop_details` (a refusal's `category` and `explanation`), kept next to
+/// the raw finish reason; `null`, absent or empty is none.
+pub(super) fn stop_details(
+    v: Option<&Value>,
+    what: &str,
+) -> Result<Option<Map<String, Value>>, ModelError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) if m.is_empty() => Ok(None),
+        Some(d @ Value::Object(m)) => {
+            free_value(d, what)?;
+            Ok(Some(m.clone()))
+        }
+        Some(_) => Err(malformed(format!("{what}: expected an object"))),
+    }
 }

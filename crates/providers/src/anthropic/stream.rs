@@ -5,7 +5,7 @@ use parlance_model::{ModelError, StreamEvent, set_arguments};
 use serde_json::Value;
 
 use super::PROVIDER;
-use super::decode_response::{block, finish_reason, usage};
+use super::decode_response::{block, finish_reason, stop_details, usage};
 use super::errors::from_error;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
@@ -19,6 +19,7 @@ pub struct AnthropicStream {
     blocks: Vec<(Block, String)>,
     usage: Option<Value>,
     stop_reason: Option<String>,
+    stop_details: Option<serde_json::Map<String, Value>>,
     done: bool,
 }
 
@@ -117,6 +118,11 @@ impl AnthropicStream {
                 if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(r.to_string());
                 }
+                if let Some(d) =
+                    stop_details(v.pointer("/delta/stop_details"), "delta.stop_details")?
+                {
+                    self.stop_details = Some(d);
+                }
                 // Cumulative: the last value of each field wins.
                 if let Some(Value::Object(u)) = v.get("usage") {
                     let merged = self
@@ -170,6 +176,7 @@ impl AnthropicStream {
         msg.usage = self.usage.as_ref().map(usage);
         msg.finish_reason = self.stop_reason.as_deref().map(finish_reason);
         msg.finish_reason_raw = self.stop_reason.clone();
+        msg.finish_details = self.stop_details.clone();
         msg.provider = Some(PROVIDER.into());
         msg.model = self.model.clone();
         Some(StreamEvent::Done(msg))

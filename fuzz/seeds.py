@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Seeds each fuzz target's corpus from the recorded payloads.
+
+Usage: fuzz/seeds.py CORPUS_DIR
+
+Writes CORPUS_DIR/<target>/<name> files taken from testdata/providers
+(requests, responses, streams of each API), testdata/format (canonical
+documents, old shapes, invalid inputs) and examples/. Files already there
+are kept (a corpus grows as the fuzzer finds inputs).
+"""
+import hashlib
+import json
+import os
+import sys
+
+import yaml
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
+PROVIDERS = os.path.join(ROOT, "testdata", "providers")
+FORMATS = {
+    "openai_chat": ("openai-chat", "/chat/completions"),
+    "openai_responses": ("openai-responses", "/responses"),
+    "anthropic": ("anthropic", "/v1/messages"),
+    "gemini": ("gemini", "generativelanguage"),
+}
+ORDER = list(FORMATS)  # encode_after_decode's first byte picks one of these
+
+
+def put(corpus, target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(corpus, target)
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha256(data).hexdigest()[:16]
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def sse(events):
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+
+
+def provider_seeds(corpus, key, folder, uri_part):
+    base = os.path.join(PROVIDERS, folder)
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name)
+        text = open(path, encoding="utf-8").read()
+        if name.endswith(".yaml"):
+            # Integers beyond 64 bits, as the Rust tests read them.
+            doc = yaml.safe_load(text)
+            for it in doc.get("interactions", []):
+                if uri_part not in it["request"].get("uri", ""):
+                    continue
+                body = it["request"].get("parsed_body")
+                if body is not None:
+                    put(corpus, f"decode_request_{key}", json.dumps(body))
+                    put(corpus, "encode_after_decode", bytes([ORDER.index(key)]) + json.dumps(body).encode())
+                    request_tools(corpus, body)
+                resp = it["response"]
+                if "string" in resp.get("body", {}):
+                    put(corpus, f"decode_stream_{key}", resp["body"]["string"])
+                elif resp.get("parsed_body") is not None:
+                    put(corpus, f"decode_response_{key}", json.dumps(resp["parsed_body"]))
+        elif name.endswith("request.json"):
+            put(corpus, f"decode_request_{key}", text)
+            put(corpus, "encode_after_decode", bytes([ORDER.index(key)]) + text.encode())
+            request_tools(corpus, json.loads(text))
+        elif name.endswith("response-streaming.json"):
+            put(corpus, f"decode_stream_{key}", sse(json.loads(text)))
+        elif name.endswith(".chunks.txt"):
+            put(corpus, f"decode_stream_{key}", "".join(f"data: {l}\n\n" for l in text.splitlines() if l.strip()))
+        elif name.endswith(".json"):
+            put(corpus, f"decode_response_{key}", text)
+
+
+def request_tools(corpus, body):
+    """Tool schemas (and sample arguments) for the argument validator."""
+    tools = body.get("tools") or []
+    for t in tools:
+        if not isinstance(t, dict):
+            continue
+        schema = (t.get("function") or {}).get("parameters") or t.get("input_schema") or t.get("parameters")
+        for d in t.get("functionDeclarations") or []:
+            schema = d.get("parametersJsonSchema") or d.get("parameters") or schema
+        if isinstance(schema, dict):
+            for args in ({}, {"location": "Paris"}, {"a": [1, 2, {"b": None}]}):
+                put(corpus, "arguments", json.dumps(schema).encode() + b"\0" + json.dumps(args).encode())
+
+
+def format_seeds(corpus):
+    base = os.path.join(ROOT, "testdata", "format")
+    for name in sorted(os.listdir(base)):
+        for case in json.load(open(os.path.join(base, name), encoding="utf-8")):
+            for key in ("value", "input", "expected"):
+                if key in case:
+                    put(corpus, "canonical_reader", json.dumps(case[key]))
+                    if case.get("kind") == "conversation":
+                        put(corpus, "request_document", json.dumps(case[key]))
+            if "text" in case:
+                put(corpus, "canonical_reader", case["text"])
+    example = os.path.join(ROOT, "examples", "conversation.json")
+    if os.path.exists(example):
+        text = open(example, encoding="utf-8").read()
+        put(corpus, "canonical_reader", text)
+        put(corpus, "request_document", text)
+    put(corpus, "request_document", json.dumps({
+        "model": "m", "stream": True,
+        "messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}, {"type": "cache_point", "cache_point": {"ttl": "1h"}}]},
+                     {"role": "user", "content": "Hi"}],
+        "tools": [{"name": "f", "input_schema": {"type": "object"}, "cache_point": {}}],
+        "options": {"max_tokens": 5, "reasoning": {"effort": "high", "summary": "detailed"}, "tool_choice": {"tool": "f"},
+                    "extra": {"anthropic": {"cache_control": {"type": "ephemeral"}}}}}))
+
+
+def main():
+    corpus = sys.argv[1]
+    for key, (folder, uri_part) in FORMATS.items():
+        provider_seeds(corpus, key, folder, uri_part)
+    format_seeds(corpus)
+
+
+if __name__ == "__main__":
+    main()

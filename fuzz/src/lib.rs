@@ -1,0 +1,184 @@
+//! What every fuzz target checks, beyond "no panic, no abort, no hang":
+//!
+//! - a decoder that accepts an input gives what the canonical reader
+//!   accepts (a message written and read back is the same message);
+//! - a request read from a provider's body can be written for every API
+//!   (or is refused with an error), and what Parlance writes for an API,
+//!   Parlance can read back;
+//! - the canonical readers read back exactly what they write;
+//! - argument validation: `is_valid` agrees with `problems`.
+//!
+//! A crash found here becomes a test in the normal suite
+//! (`crates/providers/tests/robustness.rs`, `crates/format/tests/limits.rs`).
+
+use parlance_format::{Conversation, Decision, Message, Response};
+use parlance_model::{ModelRequest, RequestDocument};
+use parlance_providers::{WIRE_FORMATS, WireFormat, decode_stream, transport::parse_sse, wire_format};
+use serde_json::Value;
+
+fn format(name: &str) -> &'static WireFormat {
+    wire_format(name).expect("a registered wire format")
+}
+
+fn json(data: &[u8]) -> Option<Value> {
+    serde_json::from_slice(data).ok()
+}
+
+/// A decoded message must be canonical: written and read back, the same.
+pub fn check_canonical(m: &Message, what: &str) {
+    let written = parlance_format::to_json(m);
+    match Message::from_json_str(&written) {
+        Ok(back) => assert_eq!(&back, m, "{what}: read back differently: {written}"),
+        Err(e) => panic!("{what}: the canonical reader refuses what a decoder gave: {e}\n{written}"),
+    }
+}
+
+/// Writes a request for every API; writing for `same` must read back.
+fn encode_everywhere(req: &ModelRequest, same: Option<&WireFormat>) {
+    for to in WIRE_FORMATS {
+        let Ok(enc) = (to.encode_request)(req, "m", false) else {
+            continue;
+        };
+        if same.is_some_and(|s| s.name == to.name) {
+            if let Err(e) = (to.decode_request)(&enc.body) {
+                panic!(
+                    "{}: Parlance cannot read back the request it wrote: {e}\n{}",
+                    to.name, enc.body
+                );
+            }
+        }
+    }
+}
+
+/// A provider's request body.
+pub fn decode_request(name: &str, data: &[u8]) {
+    let f = format(name);
+    let Some(v) = json(data) else { return };
+    let Ok(d) = (f.decode_request)(&v) else { return };
+    for m in &d.request.messages {
+        check_canonical(m, name);
+    }
+    // The canonical document reads back the same.
+    let doc = d.document();
+    let back = RequestDocument::from_value(&doc.to_value())
+        .unwrap_or_else(|e| panic!("{name}: the request document does not read back: {e}"));
+    assert_eq!(back, doc, "{name}: the request document reads back differently");
+    encode_everywhere(&d.request, Some(f));
+}
+
+/// A provider's response body.
+pub fn decode_response(name: &str, data: &[u8]) {
+    let f = format(name);
+    let Some(v) = json(data) else { return };
+    if let Ok(m) = (f.decode_response)(&v) {
+        check_canonical(&m, name);
+        append_and_encode(m);
+    }
+}
+
+/// A provider's stream, as raw SSE text.
+pub fn decode_stream(name: &str, data: &[u8]) {
+    let f = format(name);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let events = parse_sse(text);
+    if let Ok((_, m)) = decode_stream(f, &events) {
+        check_canonical(&m, name);
+        append_and_encode(m);
+    }
+}
+
+/// A decoded answer goes back in a conversation, to every API.
+fn append_and_encode(answer: Message) {
+    let req = ModelRequest {
+        messages: vec![Message::user("q"), answer],
+        ..ModelRequest::default()
+    };
+    encode_everywhere(&req, None);
+}
+
+/// Any request body, read in one format (chosen by the first byte) and
+/// written for every other: encoding after decoding.
+pub fn encode_after_decode(data: &[u8]) {
+    let Some((first, rest)) = data.split_first() else {
+        return;
+    };
+    let from = WIRE_FORMATS[*first as usize % WIRE_FORMATS.len()];
+    let Some(v) = json(rest) else { return };
+    if let Ok(d) = (from.decode_request)(&v) {
+        encode_everywhere(&d.request, Some(from));
+    }
+}
+
+fn reads_back<T: PartialEq + std::fmt::Debug>(
+    value: &T,
+    written: String,
+    read: impl Fn(&str) -> Result<T, parlance_format::FormatError>,
+) {
+    match read(&written) {
+        Ok(back) => assert_eq!(&back, value, "read back differently: {written}"),
+        Err(e) => panic!("what was written does not read back: {e}\n{written}"),
+    }
+}
+
+/// Every canonical reader on the same text: what it accepts, written
+/// and read back, is the same.
+pub fn canonical_reader(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(c) = parlance_format::parse_conversation(text) {
+        reads_back(&c, parlance_format::to_json(&c), |t| {
+            Conversation::from_json_str(t)
+        });
+    }
+    if let Ok(m) = Message::from_json_str(text) {
+        reads_back(&m, parlance_format::to_json(&m), Message::from_json_str);
+    }
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    if let Ok(r) = Response::from_value(&v) {
+        reads_back(&r, parlance_format::to_json(&r), |t| {
+            Response::from_value(&serde_json::from_str(t).expect("we wrote JSON"))
+        });
+    }
+    if let Ok(d) = Decision::from_value(&v) {
+        reads_back(&d, parlance_format::to_json(&d), |t| {
+            Decision::from_value(&serde_json::from_str(t).expect("we wrote JSON"))
+        });
+    }
+    if let Ok(b) = parlance_format::Block::from_value(&v) {
+        reads_back(&b, parlance_format::to_json(&b), |t| {
+            parlance_format::Block::from_value(&serde_json::from_str(t).expect("we wrote JSON"))
+        });
+    }
+}
+
+/// The canonical request document.
+pub fn request_document(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(d) = RequestDocument::from_json_str(text) {
+        reads_back(&d, d.to_value().to_string(), RequestDocument::from_json_str);
+        encode_everywhere(&d.request, None);
+    }
+}
+
+/// Argument validation: a schema and arguments, split at the first NUL.
+pub fn arguments(data: &[u8]) {
+    let Some(at) = data.iter().position(|b| *b == 0) else {
+        return;
+    };
+    let (Some(schema), Some(args)) = (json(&data[..at]), json(&data[at + 1..])) else {
+        return;
+    };
+    let Ok(v) = parlance_agent::ArgValidator::new("f", &schema) else {
+        return;
+    };
+    let valid = v.is_valid(&args);
+    let problems = v.problems(&args);
+    assert_eq!(valid, problems.is_empty(), "is_valid and problems disagree: {problems:?}");
+}
