@@ -182,7 +182,8 @@ impl Ctx<'_> {
                 }
             },
             Block::ToolResult { tool_result } => self.result(tool_result),
-            Block::ApprovalRequest { .. } => html! {},
+            // A cache hint for the provider: nothing for a reader.
+            Block::ApprovalRequest { .. } | Block::CachePoint { .. } => html! {},
         }
     }
 
