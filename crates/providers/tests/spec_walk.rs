@@ -158,6 +158,17 @@ fn chat_context(body: &mut Value) -> usize {
 }
 
 fn responses_context(body: &mut Value) -> usize {
+    // The specification requires nothing, but a request needs something to
+    // answer (the decoder refuses a body without it, item 5): a field
+    // walked elsewhere gets an empty conversation.
+    let answerable = ["input", "previous_response_id", "prompt", "conversation"];
+    if let Some(b) = body.as_object_mut()
+        && !answerable
+            .iter()
+            .any(|k| b.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        b.insert("input".into(), json!([]));
+    }
     let Some(list) = body["input"].as_array_mut() else {
         return 0;
     };
@@ -182,6 +193,13 @@ fn responses_context(body: &mut Value) -> usize {
 }
 
 fn gemini_context(body: &mut Value) -> usize {
+    // Required (the discovery document says so only in words): a field
+    // walked elsewhere gets an empty conversation.
+    if let Some(b) = body.as_object_mut()
+        && b.get("contents").is_none_or(Value::is_null)
+    {
+        b.insert("contents".into(), json!([]));
+    }
     let Some(list) = body["contents"].as_array_mut() else {
         return 0;
     };

@@ -202,13 +202,13 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         }
     }
     let mut calls: HashMap<String, Vec<String>> = HashMap::new(); // name → ids, in order
-    for (i, c) in b
+    // Required by the API: without it the document is not a Gemini
+    // request (a Chat or Anthropic body read as Gemini ends here).
+    let contents = b
         .get("contents")
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+        .ok_or_else(|| malformed("contents: expected an array (required in a Gemini request)"))?;
+    for (i, c) in contents.iter().enumerate() {
         let what = format!("contents[{i}]");
         unread(c, &["role", "parts"], &what, &[], &mut warnings);
         let role = match c.get("role").filter(|r| !r.is_null()) {

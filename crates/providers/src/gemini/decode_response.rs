@@ -161,6 +161,7 @@ pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
     if let Some(e) = body.get("error") {
         return Err(error_object(e, None));
     }
+    check_shape(body, "")?;
     let response_id = body.get("responseId").and_then(Value::as_str);
     let candidate = body
         .get("candidates")
@@ -212,4 +213,68 @@ pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
     msg.provider = Some(PROVIDER.into());
     msg.model = opt_str(body, "modelVersion");
     Ok(msg)
+}
+
+/// Refuses what is not a `GenerateContentResponse` (a whole response, or
+/// one chunk of a stream), naming the path: it has candidates, prompt
+/// feedback (a blocked prompt) or usage, each of its type. Another API's
+/// answer (`choices`, `content`, `output`) is refused here instead of
+/// decoding to an empty message. `at` prefixes the paths (`""` or
+/// `"chunk."`).
+pub(super) fn check_shape(body: &Value, at: &str) -> Result<(), ModelError> {
+    let Some(b) = body.as_object() else {
+        return Err(malformed(format!(
+            "{}: expected a Gemini GenerateContentResponse object",
+            if at.is_empty() {
+                "(root)"
+            } else {
+                at.trim_end_matches('.')
+            }
+        )));
+    };
+    if !["candidates", "promptFeedback", "usageMetadata"]
+        .iter()
+        .any(|k| b.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        let fields: Vec<&str> = b.keys().map(String::as_str).collect();
+        return Err(malformed(format!(
+            "{at}candidates: required in a Gemini response (or promptFeedback, usageMetadata); found only: {}",
+            if fields.is_empty() {
+                "nothing".to_string()
+            } else {
+                fields.join(", ")
+            }
+        )));
+    }
+    for k in ["promptFeedback", "usageMetadata"] {
+        if let Some(v) = b.get(k).filter(|v| !v.is_null())
+            && !v.is_object()
+        {
+            return Err(malformed(format!("{at}{k}: expected an object")));
+        }
+    }
+    let candidates = match b.get("candidates") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(c)) => c,
+        Some(_) => return Err(malformed(format!("{at}candidates: expected an array"))),
+    };
+    for (i, c) in candidates.iter().enumerate() {
+        let what = format!("{at}candidates[{i}]");
+        let c = c
+            .as_object()
+            .ok_or_else(|| malformed(format!("{what}: expected an object")))?;
+        match c.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(content)) => match content.get("parts") {
+                None | Some(Value::Null) | Some(Value::Array(_)) => {}
+                Some(_) => {
+                    return Err(malformed(format!(
+                        "{what}.content.parts: expected an array"
+                    )));
+                }
+            },
+            Some(_) => return Err(malformed(format!("{what}.content: expected an object"))),
+        }
+    }
+    Ok(())
 }

@@ -11,7 +11,7 @@ use parlance_model::{ModelError, StreamEvent};
 use serde_json::{Map, Value};
 
 use super::PROVIDER;
-use super::decode_response::{finish_reason, part_block, usage};
+use super::decode_response::{check_shape, finish_reason, part_block, usage};
 use super::errors::error_object;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
@@ -199,6 +199,7 @@ impl GeminiStream {
         if let Some(e) = v.get("error") {
             return Err(error_object(e, None));
         }
+        check_shape(&v, "chunk.")?;
         if self.response_id.is_none() {
             self.response_id = v
                 .get("responseId")

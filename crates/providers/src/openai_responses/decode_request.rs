@@ -168,6 +168,16 @@ fn assistant_tail(messages: &mut Vec<Message>) -> &mut Message {
 
 fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
+    // Something to answer: without one of these the document is not a
+    // Responses request (a Chat body, with `messages`, ends here).
+    if !["input", "previous_response_id", "prompt", "conversation"]
+        .iter()
+        .any(|k| b.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        return Err(malformed(
+            "input: required in a Responses request (or previous_response_id, prompt, conversation)",
+        ));
+    }
     let mut warnings = Vec::new();
     let mut messages: Vec<Message> = Vec::new();
     if let Some(i) = b.get("instructions").and_then(Value::as_str) {
