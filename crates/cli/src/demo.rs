@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use parlance_agent::{Agent, Tool, ToolContext, ToolError};
 use parlance_format::{Block, Message, RunStatus};
-use parlance_store::{Store, ThreadRunner};
+use parlance_runtime::ThreadRunner;
+use parlance_store::Store;
 use serde_json::{Value, json};
 
 /// The example tool: an order lookup over a small in-memory table.

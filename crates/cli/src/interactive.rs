@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
 use parlance_format::{Block, Decision, DecisionKind, Message, Response, RunStatus};
+use parlance_runtime::ThreadRunner;
 use parlance_server::Config;
 use parlance_server::config::AgentConfig;
-use parlance_store::{Store, ThreadRunner};
+use parlance_store::Store;
 
 use crate::options::{ModelFlags, report};
 

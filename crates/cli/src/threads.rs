@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use parlance_format::{Block, Message, RunStatus};
-use parlance_store::{Store, ThreadRunner};
+use parlance_runtime::ThreadRunner;
+use parlance_store::Store;
 use serde_json::json;
 
 use crate::runtime;
@@ -131,10 +132,7 @@ pub fn threads(
                 }
             }
             ThreadsAction::Show { id } => {
-                let messages = store
-                    .messages(&id, 0, 100_000)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let messages = store.all_messages(&id).await.map_err(|e| e.to_string())?;
                 let runs = store.runs(&id).await.map_err(|e| e.to_string())?;
                 if as_json {
                     println!(

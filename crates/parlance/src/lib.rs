@@ -77,9 +77,14 @@ pub use parlance_providers as providers;
 #[cfg(feature = "providers")]
 pub use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider};
 
-/// Threads: conversations, runs, artifacts and pending approvals.
+/// Threads: conversations, runs, artifacts and pending approvals
+/// (`parlance-store`), and [`ThreadRunner`](store::ThreadRunner), which runs
+/// an agent on them (`parlance-runtime`).
 #[cfg(feature = "store")]
-pub use parlance_store as store;
+pub mod store {
+    pub use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
+    pub use parlance_store::*;
+}
 
 /// The HTTP API.
 #[cfg(feature = "server")]

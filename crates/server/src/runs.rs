@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
 use parlance_agent::{Agent, Resume, RunEvent};
 use parlance_format::{Block, Decision, Response, RunStatus};
-use parlance_store::{ResumeError, RunHandle, ThreadRunner};
+use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
 use serde_json::{Value, json};
 
 use crate::api::{
@@ -317,7 +317,7 @@ pub async fn get_run(
         .map_err(|_| ApiError::not_found(&format!("run {id}")))?;
     let messages: Vec<_> = state
         .store
-        .messages(&record.thread_id, 0, 100_000)
+        .all_messages(&record.thread_id)
         .await?
         .into_iter()
         .filter(|m| m.run_id.as_deref() == Some(id.as_str()))

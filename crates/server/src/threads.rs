@@ -59,7 +59,7 @@ pub async fn get_thread(
     let t = owned_thread(&state, &who, &id).await?;
     // Runs first: reading them sweeps dead runs, which may repair messages.
     let runs = state.store.runs(&id).await?;
-    let messages = state.store.messages(&id, 0, 100_000).await?;
+    let messages = state.store.all_messages(&id).await?;
     let mut out = json!({"thread": t, "messages": messages, "runs": runs});
     if who.operator {
         out["artifacts"] = serde_json::to_value(state.store.artifacts(&id).await?).expect("json");

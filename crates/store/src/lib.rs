@@ -6,10 +6,11 @@
 //!   error and cause, usage, the agent's settings), artifacts (inside the
 //!   stored tool results, listed apart), pending approvals (the paused
 //!   run's stored messages). Migrations run themselves and are versioned.
-//! - [`ThreadRunner`]: runs an agent on a thread: history loaded from the
-//!   store, each step committed atomically as it completes, approvals
-//!   resumed from the store alone, failed runs retried, a thread whose run
-//!   died mid-step repaired before the next.
+//!
+//! The store stores: it depends on the conversation format alone. Running
+//! an agent on a thread (history loaded, each step committed as it
+//! completes, approvals resumed, failed runs retried) is
+//! `parlance_runtime::ThreadRunner`'s job, written with this crate's calls.
 //!
 //! One run at a time per thread, across processes and servers: a unique
 //! index admits one active (running or waiting) run per thread; a running
@@ -22,7 +23,6 @@
 mod inbox;
 mod redact;
 mod repair;
-mod runner;
 mod runs;
 mod sql;
 mod store;
@@ -30,7 +30,7 @@ mod store;
 pub use inbox::WaitingRun;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
-pub use runner::{ResumeError, RunHandle, ThreadRunner};
 pub use store::{
-    ActiveRun, Artifact, DEFAULT_LEASE, Page, RunRecord, Store, StoreError, StoredMessage, Thread,
+    ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
+    StoredMessage, Thread,
 };

@@ -69,6 +69,10 @@ pub(crate) type Tx = sqlx::Transaction<'static, Any>;
 /// run is alive.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
+/// The most messages one [`Store::messages`] page returns (a larger limit
+/// is cut to it). A whole thread, however long, is [`Store::all_messages`].
+pub const MAX_PAGE: u32 = 100_000;
+
 pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -456,13 +460,29 @@ impl Store {
         })
     }
 
-    /// Messages of a thread from position `from`, at most `limit`.
+    /// Messages of a thread from position `from`, at most `limit` (cut to
+    /// [`MAX_PAGE`]; at least one).
     pub async fn messages(&self, thread: &str, from: i64, limit: u32) -> R<Vec<StoredMessage>> {
         self.thread(thread).await?;
         let rows = sqlx::query(self.q("SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? AND seq >= ? ORDER BY seq LIMIT ?"))
             .bind(thread)
             .bind(from)
-            .bind(limit.clamp(1, 100_000) as i64)
+            .bind(limit.clamp(1, MAX_PAGE) as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Self::message_from(thread, r)).collect()
+    }
+
+    /// Every message of a thread, in order, however many: what a run, a
+    /// thread's page or an export reads (a page could cut a long thread
+    /// short, and a run must never see half its history).
+    pub async fn all_messages(&self, thread: &str) -> R<Vec<StoredMessage>> {
+        self.thread(thread).await?;
+        let rows =
+            sqlx::query(self.q(
+                "SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? ORDER BY seq",
+            ))
+            .bind(thread)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| Self::message_from(thread, r)).collect()
@@ -471,7 +491,7 @@ impl Store {
     /// The whole history of a thread, in order.
     pub async fn history(&self, thread: &str) -> R<Vec<Message>> {
         Ok(self
-            .messages(thread, 0, 100_000)
+            .all_messages(thread)
             .await?
             .into_iter()
             .map(|m| m.message)
@@ -481,7 +501,7 @@ impl Store {
     /// Every artifact of a thread (never sent to a model; for operators).
     pub async fn artifacts(&self, thread: &str) -> R<Vec<Artifact>> {
         let mut out = Vec::new();
-        for m in self.messages(thread, 0, 100_000).await? {
+        for m in self.all_messages(thread).await? {
             for b in &m.message.content {
                 if let Block::ToolResult { tool_result } = b
                     && let Some(a) = &tool_result.artifact

@@ -21,7 +21,7 @@ use axum::{Form, Json};
 use futures::StreamExt;
 use parlance_agent::Check;
 use parlance_format::{Block, Decision, DecisionKind};
-use parlance_store::ThreadRunner;
+use parlance_runtime::ThreadRunner;
 use serde_json::{Value, json};
 
 use super::call_view::{self, Notice};

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use parlance_store::ThreadRunner;
+use parlance_runtime::ThreadRunner;
 
 use super::conversation::{self, RunActions};
 use super::live::{self, Tick};
@@ -61,7 +61,7 @@ async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, 
     }
     // Runs first: reading them marks dead runs (and repairs messages).
     let runs = state.store.runs(id).await?;
-    let mut messages = state.store.messages(id, 0, 100_000).await?;
+    let mut messages = state.store.all_messages(id).await?;
     let shown = visible(
         state,
         &viewer.who,

@@ -1,14 +1,10 @@
 //! What the store suites share: the two backends, a temp dir, scripted
-//! messages, an agent with a few tools.
+//! messages.
 #![allow(dead_code)]
 
-use std::sync::Arc;
-
-use parlance_agent::{Agent, Limits, OnToolException, Tool, ToolContext, ToolError};
 use parlance_format::{Block, FinishReason, Message, Role, Usage};
-use parlance_model::scripted::ScriptedModel;
 use parlance_store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub fn postgres_url() -> Option<String> {
     match std::env::var("PARLANCE_TEST_POSTGRES_URL") {
@@ -83,39 +79,6 @@ pub fn calls(list: &[(&str, &str, Value)]) -> Message {
         ..Usage::default()
     });
     m
-}
-
-pub fn agent(model: &ScriptedModel, policy: OnToolException) -> Agent {
-    Agent::builder(Arc::new(model.clone()))
-        .instructions("You help.")
-        .limits(Limits {
-            on_tool_exception: policy,
-            ..Limits::default()
-        })
-        .tool(Tool::new(
-            "lookup",
-            "Look up.",
-            |a: Value, _c: ToolContext| async move { Ok::<_, ToolError>(json!({"found": a["q"]})) },
-        ))
-        .tool(
-            Tool::new(
-                "refund",
-                "Refund.",
-                |a: Value, _c: ToolContext| async move {
-                    Ok::<_, ToolError>(format!("refunded {}", a["amount"]))
-                },
-            )
-            .needs_approval(),
-        )
-        .tool(Tool::blocking(
-            "charge",
-            "Charge.",
-            |_: Value, _c: ToolContext| -> Result<String, ToolError> {
-                panic!("card 4111-1111 declined")
-            },
-        ))
-        .build()
-        .unwrap()
 }
 
 /// Runs each listed test on SQLite and on PostgreSQL.

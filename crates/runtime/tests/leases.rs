@@ -15,7 +15,8 @@ use parlance_agent::{Agent, Tool, ToolContext, ToolError};
 use parlance_format::{Message, RunStatus, ToolStatus};
 use parlance_model::scripted::ScriptedModel;
 use parlance_model::{EventStream, Model, ModelError, ModelRequest};
-use parlance_store::{Store, StoreError, ThreadRunner};
+use parlance_runtime::ThreadRunner;
+use parlance_store::{Store, StoreError};
 use serde_json::{Value, json};
 
 mod common;

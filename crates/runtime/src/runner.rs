@@ -17,7 +17,7 @@ use parlance_agent::{
 use parlance_format::{Decision, Message, Response, RunStatus, Turn};
 use tokio::task::JoinHandle;
 
-use crate::store::{ActiveRun, Store, StoreError};
+use parlance_store::{ActiveRun, Store, StoreError};
 
 /// Commits each step of a run to the store as it completes.
 struct StoreCheckpoint {
@@ -342,7 +342,7 @@ async fn claim_paused(
         )));
     }
     let active = store.claim_paused(run_id).await?;
-    let stored = match store.messages(&active.thread_id, 0, 100_000).await {
+    let stored = match store.all_messages(&active.thread_id).await {
         Ok(m) => m,
         Err(e) => {
             let _ = store.release_paused(&active).await;

@@ -15,7 +15,8 @@ use parlance_agent::{Agent, Tool, ToolContext, ToolError};
 use parlance_format::{Block, Decision, DecisionKind, FinishReason, Message, Role, RunStatus};
 use parlance_model::ModelRequest;
 use parlance_model::scripted::ScriptedModel;
-use parlance_store::{Store, ThreadRunner, repair};
+use parlance_runtime::ThreadRunner;
+use parlance_store::{Store, repair};
 use serde_json::{Value, json};
 
 const LEASE: Duration = Duration::from_millis(60);

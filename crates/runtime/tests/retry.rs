@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parlance_agent::{Agent, Limits, OnToolException, Tool, ToolContext, ToolError};
 use parlance_format::{Block, Decision, DecisionKind, Message, RunStatus, ToolStatus};
 use parlance_model::scripted::ScriptedModel;
-use parlance_store::{Store, ThreadRunner};
+use parlance_runtime::ThreadRunner;
+use parlance_store::Store;
 use serde_json::{Value, json};
 
 mod common;

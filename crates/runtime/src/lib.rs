@@ -1,0 +1,19 @@
+//! Parlance's thread runner: an agent run on a thread of a
+//! [`parlance_store::Store`].
+//!
+//! - [`ThreadRunner`]: the history is loaded from the store (a thread whose
+//!   last run died mid-step is repaired first), the input and each step are
+//!   committed atomically as they complete, approvals are resumed from the
+//!   store alone (by any process), failed runs are retried.
+//! - [`RunHandle`]: a started run. Runs on threads are detached from their
+//!   callers: they go on to their end and store their outcome whatever the
+//!   caller does (a client hanging up, a dropped future); a heartbeat
+//!   renews the run's lease while it lives, slow steps included.
+//!
+//! This crate joins the agent and the store, so that neither depends on
+//! the other: the store stores (it knows the conversation format only),
+//! the agent runs (it knows nothing of SQL).
+
+mod runner;
+
+pub use runner::{ResumeError, RunHandle, ThreadRunner};
