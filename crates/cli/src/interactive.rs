@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
+use parlance_config::{AgentConfig, Config};
 use parlance_format::{Block, Decision, DecisionKind, Message, Response, RunStatus};
 use parlance_runtime::ThreadRunner;
-use parlance_server::Config;
-use parlance_server::config::AgentConfig;
 use parlance_store::Store;
 
 use crate::options::{ModelFlags, report};
@@ -30,7 +29,7 @@ pub fn agent(
             ..AgentConfig::default()
         };
         flags.apply(&mut cfg);
-        return parlance_server::build::agent(config, None, &cfg, &http);
+        return parlance_server::build::agent(config, None, &cfg, &http).map_err(|e| e.to_string());
     }
     let name = match name {
         Some(n) => n.to_string(),
@@ -47,7 +46,7 @@ pub fn agent(
         .ok_or_else(|| format!("--agent: no agent named {name:?} in the configuration"))?
         .clone();
     flags.apply(&mut cfg);
-    parlance_server::build::agent(config, Some(&name), &cfg, &http)
+    parlance_server::build::agent(config, Some(&name), &cfg, &http).map_err(|e| e.to_string())
 }
 
 /// A spinner on stderr until the first output (only on a terminal).

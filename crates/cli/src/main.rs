@@ -228,8 +228,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let config = parlance_server::Config::load(config.as_deref())?;
-            runtime()?.block_on(parlance_server::serve(config))?;
+            let config = load_config(config.as_deref())?;
+            runtime()?
+                .block_on(parlance_server::serve(config))
+                .map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Threads {
@@ -238,10 +240,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             json,
         } => threads::threads(action, store, json),
         Command::Demo { question, store } => {
-            let store = store
-                .or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
-                .unwrap_or_else(|| "./parlance.db".into());
-            runtime()?.block_on(demo::demo(question, store))
+            runtime()?.block_on(demo::demo(question, parlance_config::store_url(store)))
         }
         Command::Model { action } => model::run(action),
         Command::Run {
@@ -252,7 +251,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             json,
             flags,
         } => {
-            let config = parlance_server::Config::load(config.as_deref())?;
+            let config = load_config(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
                 let agent =
@@ -267,17 +266,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             thread,
             flags,
         } => {
-            let config = parlance_server::Config::load(config.as_deref())?;
+            let config = load_config(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
                 let agent =
                     interactive::agent(&config, agent.as_deref(), model.as_deref(), &flags)?;
-                let url = config
-                    .store
-                    .url
-                    .clone()
-                    .unwrap_or_else(|| "./parlance.db".into());
-                let store = parlance_store::Store::open(&url)
+                let url = config.store.url_or_default();
+                let store = parlance_store::Store::open(url)
                     .await
                     .map_err(|e| format!("store {url}: {e}"))?;
                 interactive::chat(agent, store, thread, flags.verbose).await
@@ -397,6 +392,11 @@ Examples:
 
 Exit status: 0 on success, 1 when the input is not valid (the error names the
 JSON path), 2 on a usage error.";
+
+/// The configuration file (none: the environment alone).
+pub(crate) fn load_config(path: Option<&str>) -> Result<parlance_config::Config, String> {
+    parlance_config::Config::load(path).map_err(|e| e.to_string())
+}
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use parlance_config::AgentConfig;
 use parlance_format::Message;
-use parlance_server::config::AgentConfig;
 use serde_json::Value;
 
 /// Sampling and reporting flags.

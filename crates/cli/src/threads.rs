@@ -55,7 +55,7 @@ async fn retry(
     agent: Option<String>,
     as_json: bool,
 ) -> Result<ExitCode, String> {
-    let config = parlance_server::Config::load(config.as_deref())?;
+    let config = crate::load_config(config.as_deref())?;
     parlance_providers::transport::install_crypto();
     let recorded = store
         .runs(id)
@@ -102,9 +102,7 @@ pub fn threads(
     store: Option<String>,
     as_json: bool,
 ) -> Result<ExitCode, String> {
-    let url = store
-        .or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
-        .unwrap_or_else(|| "./parlance.db".into());
+    let url = parlance_config::store_url(store);
     runtime()?.block_on(async move {
         let store = parlance_store::Store::open(&url)
             .await

@@ -69,6 +69,50 @@ async fn an_open_api_only_on_loopback_and_anonymous_callers_are_not_operators() 
     assert!(thread.get("artifacts").is_none(), "{thread}");
 }
 
+/// A server that cannot start says what to fix and exits 2: the file, the
+/// setting with its line, the agent and its tool, the store's URL.
+#[test]
+fn a_server_that_cannot_start_names_what_to_fix() {
+    let dir = temp_dir();
+    let missing = dir.join("missing.toml");
+    let (code, err) = refused(&missing, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("error: {}: ", missing.display())),
+        "{err}"
+    );
+
+    let typo = dir.join("typo.toml");
+    std::fs::write(
+        &typo,
+        "listen = \"127.0.0.1:0\"\n\n[agents.support]\nmodle = \"openai:gpt-4o\"\n",
+    )
+    .unwrap();
+    let (code, err) = refused(&typo, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("line 4"), "{err}");
+    assert!(err.contains("unknown field `modle`"), "{err}");
+
+    let no_tool = dir.join("no-tool.toml");
+    std::fs::write(
+        &no_tool,
+        "listen = \"127.0.0.1:0\"\n[agents.support]\nmodel = \"openai:gpt-4o\"\ntools = [\"lookup\"]\n",
+    )
+    .unwrap();
+    let (code, err) = refused(&no_tool, &[("OPENAI_API_KEY", "sk-test")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("agents.support.tools: no tool named \"lookup\" in the configuration"),
+        "{err}"
+    );
+
+    // Under a file, where no directory can be made.
+    let nowhere = format!("sqlite://{}/x.db", typo.display());
+    let (code, err) = refused(&no_tool, &[("PARLANCE_STORE_URL", nowhere.as_str())]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&format!("error: store {nowhere}: ")), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_is_read_in_any_case() {
     let provider = ReplayServer::start(vec![]).await;

@@ -8,9 +8,9 @@
 async fn main() -> anyhow::Result<()> {
     let path = std::env::args().nth(1);
     // Every setting can also come from the environment (PARLANCE__...).
-    let config = parlance::server::Config::load(path.as_deref()).map_err(anyhow::Error::msg)?;
-    parlance::server::serve(config)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    // Errors are typed: `ConfigError` names the file, setting or variable,
+    // `StartError` the store, agent or address at fault.
+    let config = parlance::server::Config::load(path.as_deref())?;
+    parlance::server::serve(config).await?;
     Ok(())
 }

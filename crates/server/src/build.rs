@@ -8,7 +8,100 @@ use parlance_model::{Model, ModelOptions};
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{AgentConfig, Config};
+use crate::config::{AgentConfig, Config, ConfigError};
+
+/// Why an agent, a model or a tool of the configuration (or of a request)
+/// could not be made; each names the setting at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A bad model string, a missing key, a bad base URL or header (the
+    /// providers' own error).
+    #[error(transparent)]
+    Provider(#[from] parlance_providers::BuildError),
+    /// The model of `spec` could not be made.
+    #[error("model {spec:?}: {source}")]
+    Model {
+        /// The model string.
+        spec: String,
+        /// Why.
+        #[source]
+        source: parlance_providers::BuildError,
+    },
+    /// `[providers.NAME] format` names no wire format.
+    #[error(
+        "providers.{provider}.format: unknown format {format:?} (expected openai-chat, openai-responses, anthropic or gemini)"
+    )]
+    UnknownFormat {
+        /// The provider's name.
+        provider: String,
+        /// What it says.
+        format: String,
+    },
+    /// A local model where a provider's was needed.
+    #[error("model: {spec:?} is a local model, not a provider's")]
+    NotRemote {
+        /// The model string.
+        spec: String,
+    },
+    /// A request named a local model no configured agent uses.
+    #[error(
+        "model: {spec:?} is not available: local models are set in the server's configuration, not in requests"
+    )]
+    LocalNotConfigured {
+        /// The model string.
+        spec: String,
+    },
+    /// The embedded model could not be loaded (or is not built in).
+    #[error("{0}")]
+    Local(String),
+    /// An agent names a tool `[tools]` does not have.
+    #[error("tools: no tool named {name:?} in the configuration")]
+    UnknownTool {
+        /// The tool's name.
+        name: String,
+    },
+    /// `[tools.NAME] kind` is neither `external` nor `http`.
+    #[error("tools.{name}.kind: expected external or http, got {kind:?}")]
+    ToolKind {
+        /// The tool.
+        name: String,
+        /// What it says.
+        kind: String,
+    },
+    /// An `http` tool without its `url`.
+    #[error("tools.{name}.url: required for an http tool")]
+    ToolUrl {
+        /// The tool.
+        name: String,
+    },
+    /// A tool's schema is not JSON.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The agent's tools do not fit together (a duplicate name, a schema
+    /// that is not one).
+    #[error(transparent)]
+    Tools(#[from] parlance_agent::ToolBoxError),
+    /// `[agents.NAME]`: what is wrong with it.
+    #[error("agents.{agent}.{source}")]
+    InAgent {
+        /// The agent.
+        agent: String,
+        /// What is wrong.
+        #[source]
+        source: Box<BuildError>,
+    },
+}
+
+impl BuildError {
+    /// This error as one of `[agents.NAME]`.
+    pub fn in_agent(self, agent: &str) -> BuildError {
+        BuildError::InAgent {
+            agent: agent.to_string(),
+            source: Box::new(self),
+        }
+    }
+}
 
 /// A model from `provider:model`: a provider named in `[providers]`, else
 /// one of the registry's (`anthropic:claude-sonnet-4-5`, see
@@ -16,8 +109,8 @@ use crate::config::{AgentConfig, Config};
 /// `local:NAME` a GGUF file or a model `parlance model list` shows (Ollama's
 /// and LM Studio's included). A missing key is an error here, before any
 /// request.
-pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
-    match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
+pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, BuildError> {
+    match ModelSpec::parse(spec)? {
         ModelSpec::Local { path } => local_model(path),
         ModelSpec::Remote { .. } => remote_model(config, spec),
     }
@@ -31,30 +124,26 @@ pub fn is_local(spec: &str) -> bool {
 
 /// A local model loaded on tokio's blocking pool, so that a slow file (or
 /// a FIFO) never stalls the runtime.
-pub async fn load_local(spec: &str) -> Result<Arc<dyn Model>, String> {
+pub async fn load_local(spec: &str) -> Result<Arc<dyn Model>, BuildError> {
     let s = spec.to_string();
     tokio::task::spawn_blocking(move || model(&Config::default(), &s))
         .await
-        .map_err(|e| format!("loading {spec}: {e}"))?
+        .map_err(|e| BuildError::Local(format!("loading {spec}: {e}")))?
 }
 
 /// A provider's model; never touches a file (a local spec is refused).
-pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, String> {
-    let (provider, model) = match ModelSpec::parse(spec).map_err(|e| e.to_string())? {
+pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, BuildError> {
+    let (provider, model) = match ModelSpec::parse(spec)? {
         ModelSpec::Local { .. } => {
-            return Err(format!(
-                "model: {spec:?} is a local model, not a provider's"
-            ));
+            return Err(BuildError::NotRemote { spec: spec.into() });
         }
         ModelSpec::Remote { provider, model } => (provider, model),
     };
     let builder = match config.providers.get(provider) {
         Some(p) => {
-            let format = wire_format(&p.format).ok_or_else(|| {
-                format!(
-                    "providers.{provider}.format: unknown format {:?} (expected openai-chat, openai-responses, anthropic or gemini)",
-                    p.format
-                )
+            let format = wire_format(&p.format).ok_or_else(|| BuildError::UnknownFormat {
+                provider: provider.into(),
+                format: p.format.clone(),
             })?;
             let mut b = match Provider::named(provider).filter(|d| d.format.name == format.name) {
                 Some(defaults) => defaults.model(model),
@@ -68,41 +157,43 @@ pub fn remote_model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, Strin
             }
             b
         }
-        None => ModelBuilder::from_spec(spec).map_err(|e| e.to_string())?,
+        None => ModelBuilder::from_spec(spec)?,
     };
-    let model = builder
-        .build()
-        .map_err(|e| format!("model {spec:?}: {e}"))?;
+    let model = builder.build().map_err(|source| BuildError::Model {
+        spec: spec.into(),
+        source,
+    })?;
     Ok(Arc::new(model))
 }
 
 /// The embedded model: the default one, a GGUF file, or a model found in
 /// Parlance's cache, Ollama's store or LM Studio's folder by name.
 #[cfg(feature = "local")]
-fn local_model(name: Option<&str>) -> Result<Arc<dyn Model>, String> {
+fn local_model(name: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
     let spec = match name {
         Some(n) => format!("local:{n}"),
         None => "local".to_string(),
     };
     Ok(Arc::new(
-        parlance_local::LocalModel::from_spec(&spec).map_err(|e| e.to_string())?,
+        parlance_local::LocalModel::from_spec(&spec)
+            .map_err(|e| BuildError::Local(e.to_string()))?,
     ))
 }
 
 #[cfg(not(feature = "local"))]
-fn local_model(_: Option<&str>) -> Result<Arc<dyn Model>, String> {
-    Err(
+fn local_model(_: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
+    Err(BuildError::Local(
         "model \"local\": this server was built without the embedded model (the `local` feature)"
             .into(),
-    )
+    ))
 }
 
 /// A tool from `[tools.NAME]`.
-pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool, String> {
+pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool, BuildError> {
     let t = config
         .tools
         .get(name)
-        .ok_or_else(|| format!("tools: no tool named {name:?} in the configuration"))?;
+        .ok_or_else(|| BuildError::UnknownTool { name: name.into() })?;
     let schema = t.schema(name)?;
     let tool = match t.kind.as_str() {
         // The client answers each call, as a reviewer would: the run waits.
@@ -116,7 +207,7 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
             let url = t
                 .url
                 .clone()
-                .ok_or_else(|| format!("tools.{name}.url: required for an http tool"))?;
+                .ok_or_else(|| BuildError::ToolUrl { name: name.into() })?;
             crate::http_tool::tool(
                 name,
                 &t.description,
@@ -130,9 +221,10 @@ pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool,
             )
         }
         other => {
-            return Err(format!(
-                "tools.{name}.kind: expected external or http, got {other:?}"
-            ));
+            return Err(BuildError::ToolKind {
+                name: name.into(),
+                kind: other.into(),
+            });
         }
     };
     let mut tool = tool.with_schema(schema);
@@ -155,7 +247,7 @@ pub fn agent(
     name: Option<&str>,
     a: &AgentConfig,
     http: &reqwest::Client,
-) -> Result<Agent, String> {
+) -> Result<Agent, BuildError> {
     agent_with(config, name, a, http, model(config, &a.model)?, None)
 }
 
@@ -164,17 +256,17 @@ pub fn agent(
 /// name one only if a configured agent already uses it (then it shares
 /// the loaded model). The answer is the same whether or not the file
 /// exists, and no file is opened.
-pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, String> {
-    let model = if is_local(&a.model) {
-        state.local_models.get(&a.model).cloned().ok_or_else(|| {
-            format!(
-                "model: {:?} is not available: local models are set in the server's configuration, not in requests",
-                a.model
-            )
-        })?
-    } else {
-        remote_model(&state.config, &a.model)?
-    };
+pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, BuildError> {
+    let model =
+        if is_local(&a.model) {
+            state.local_models.get(&a.model).cloned().ok_or_else(|| {
+                BuildError::LocalNotConfigured {
+                    spec: a.model.clone(),
+                }
+            })?
+        } else {
+            remote_model(&state.config, &a.model)?
+        };
     agent_with(
         &state.config,
         None,
@@ -193,7 +285,7 @@ pub fn agent_with(
     http: &reqwest::Client,
     model: Arc<dyn Model>,
     approval_key: Option<Arc<[u8]>>,
-) -> Result<Agent, String> {
+) -> Result<Agent, BuildError> {
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
         limits.max_model_calls = n;
@@ -231,5 +323,5 @@ pub fn agent_with(
     for t in &a.tools {
         b = b.tool(tool(config, t, http)?);
     }
-    b.build().map_err(|e| e.to_string())
+    Ok(b.build()?)
 }

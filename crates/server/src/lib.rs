@@ -20,13 +20,15 @@ pub mod api;
 pub mod auth;
 pub mod body;
 pub mod build;
-pub mod config;
+/// The application configuration (the `parlance-config` crate).
+pub use parlance_config as config;
 pub mod error;
 pub mod http_tool;
 mod openapi;
 pub mod runs;
 pub mod secrets;
 pub mod signing;
+mod start;
 pub mod state;
 pub mod threads;
 pub mod ui;
@@ -43,6 +45,7 @@ pub use auth::Principal;
 pub use config::Config;
 pub use error::ApiError;
 pub use openapi::openapi;
+pub use start::StartError;
 pub use state::AppState;
 
 /// The default largest request body: 2 MiB.
@@ -75,10 +78,10 @@ pub fn router(state: Arc<AppState>) -> Router {
 
 /// Refuses an open API on an address other machines can reach: without
 /// tokens, only loopback, unless `auth = "none"` says so.
-pub fn check_exposure(config: &Config, listen: &str) -> Result<(), String> {
+pub fn check_exposure(config: &Config, listen: &str) -> Result<(), StartError> {
     let auth = &config.auth;
     if auth.none && !auth.tokens.is_empty() {
-        return Err("auth = \"none\" but tokens are configured: choose one".into());
+        return Err(StartError::AuthConflict);
     }
     if !auth.tokens.is_empty() {
         return Ok(());
@@ -97,14 +100,14 @@ pub fn check_exposure(config: &Config, listen: &str) -> Result<(), String> {
         );
         return Ok(());
     }
-    Err(format!(
-        "refusing to listen on {listen} without API tokens: configure [[auth.tokens]] (or PARLANCE_API_TOKENS), listen on 127.0.0.1, or set auth = \"none\" to allow an open API"
-    ))
+    Err(StartError::OpenApi {
+        listen: listen.to_string(),
+    })
 }
 
 /// Serves until SIGINT or SIGTERM; requests in flight finish first (a run
 /// waiting for approval is already stored, so nothing is lost).
-pub async fn serve(config: Config) -> Result<(), String> {
+pub async fn serve(config: Config) -> Result<(), StartError> {
     let listen = config
         .listen
         .clone()
@@ -114,8 +117,11 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let state = Arc::new(AppState::new(config).await?);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
-        .map_err(|e| format!("listen {listen}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| StartError::Listen {
+            listen: listen.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(StartError::Serve)?;
     let sweeper = tokio::spawn(sweep_forever(state.store.clone()));
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
@@ -126,7 +132,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             ui::close_streams();
         })
         .await
-        .map_err(|e| e.to_string());
+        .map_err(StartError::Serve);
     sweeper.abort();
     served
 }

@@ -10,6 +10,7 @@ use parlance_agent::Agent;
 use parlance_model::Model;
 use parlance_store::{Redactor, Store};
 
+use crate::StartError;
 use crate::auth::Tokens;
 use crate::build;
 use crate::config::Config;
@@ -49,20 +50,17 @@ impl AppState {
     /// model of the configuration loaded once (off the async workers),
     /// every agent of the configuration built (a bad one is an error
     /// naming it).
-    pub async fn new(config: Config) -> Result<AppState, String> {
-        let url = config
-            .store
-            .url
-            .clone()
-            .unwrap_or_else(|| "sqlite://./parlance.db".into());
-        let mut store = Store::open(&url).await.map_err(|e| format!("store: {e}"))?;
+    pub async fn new(config: Config) -> Result<AppState, StartError> {
+        let url = config.store.url_or_default().to_string();
+        let store_error = |source| StartError::Store {
+            url: url.clone(),
+            source,
+        };
+        let mut store = Store::open(&url).await.map_err(store_error)?;
         if let Some(ms) = config.store.lease_ms {
             store = store.with_lease(Duration::from_millis(ms.max(1)));
         }
-        let swept = store
-            .sweep_expired()
-            .await
-            .map_err(|e| format!("store: {e}"))?;
+        let swept = store.sweep_expired().await.map_err(store_error)?;
         if !swept.is_empty() {
             tracing::warn!(
                 count = swept.len(),
@@ -74,7 +72,7 @@ impl AppState {
             _ => store
                 .setting_or_init("signing_secret", signing::new_secret)
                 .await
-                .map_err(|e| format!("store: {e}"))?,
+                .map_err(store_error)?,
         };
         let signer = Signer::new(&secret);
         let redactor = Arc::new(Redactor::new(crate::secrets::collect(&config, &secret)));
@@ -93,8 +91,7 @@ impl AppState {
         for (name, a) in &config.agents {
             let model = match local_models.get(&a.model) {
                 Some(m) => Arc::clone(m),
-                None => build::remote_model(&config, &a.model)
-                    .map_err(|e| format!("agents.{name}.{e}"))?,
+                None => build::remote_model(&config, &a.model).map_err(|e| e.in_agent(name))?,
             };
             let agent = build::agent_with(
                 &config,
@@ -104,7 +101,7 @@ impl AppState {
                 model,
                 Some(signer.approval_key()),
             )
-            .map_err(|e| format!("agents.{name}.{e}"))?;
+            .map_err(|e| e.in_agent(name))?;
             agents.insert(name.clone(), agent);
         }
         Ok(AppState {

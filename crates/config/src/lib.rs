@@ -1,11 +1,14 @@
-//! The server's configuration: a TOML file, every setting also from the
-//! environment (which wins).
+//! Parlance's application configuration: a TOML file, every setting also
+//! from the environment (which wins). `parlance serve` reads it, and so do
+//! `parlance run`, `parlance chat` and `parlance threads` (the same agents,
+//! providers, tools and store), which is why it is a crate of its own
+//! rather than a module of the server.
 //!
 //! ```toml
 //! listen = "127.0.0.1:8080"
 //!
 //! [store]
-//! url = "sqlite://./parlance.db"      # or postgres://...
+//! url = "sqlite://./parlance.db"      # (the default) or postgres://...
 //!
 //! [[auth.tokens]]                     # or: auth = "none" (no tokens, any address)
 //! token = "secret-1"
@@ -45,10 +48,26 @@
 //! `PARLANCE__PROVIDERS__OPENAI__BASE_URL=...`); the value is read as a TOML
 //! value when it is one (`10`, `true`, `["a", "b"]`), else as a string.
 
+mod error;
+mod load;
+
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+pub use error::ConfigError;
+
+/// Where threads are stored when nothing says otherwise: `parlance.db` in
+/// the working directory (SQLite).
+pub const DEFAULT_STORE_URL: &str = "sqlite://./parlance.db";
+
+/// The store URL a command uses: its own flag (`--store`), else
+/// `PARLANCE_STORE_URL`, else [`DEFAULT_STORE_URL`].
+pub fn store_url(flag: Option<String>) -> String {
+    flag.or_else(|| std::env::var("PARLANCE_STORE_URL").ok())
+        .unwrap_or_else(|| DEFAULT_STORE_URL.to_string())
+}
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -90,7 +109,8 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
-    /// `sqlite://PATH`, a file path, or `postgres://...` (default `./parlance.db`).
+    /// `sqlite://PATH`, a file path, or `postgres://...` (default
+    /// [`DEFAULT_STORE_URL`]).
     pub url: Option<String>,
     /// How long a running run holds its thread without a heartbeat, in
     /// milliseconds (default 30,000; renewed every third of it).
@@ -125,6 +145,13 @@ fn auth_mode(mode: &str) -> Result<bool, String> {
         other => Err(format!(
             "auth: expected \"none\" or \"tokens\", got {other:?}"
         )),
+    }
+}
+
+impl StoreConfig {
+    /// The configured URL, else [`DEFAULT_STORE_URL`].
+    pub fn url_or_default(&self) -> &str {
+        self.url.as_deref().unwrap_or(DEFAULT_STORE_URL)
     }
 }
 
@@ -254,166 +281,10 @@ pub struct ToolConfig {
 
 impl ToolConfig {
     /// The parsed input schema.
-    pub fn schema(&self, name: &str) -> Result<Value, String> {
-        serde_json::from_str(&self.input_schema)
-            .map_err(|e| format!("tools.{name}.input_schema: not JSON: {e}"))
-    }
-}
-
-impl Config {
-    /// Reads a TOML file (none: defaults) and applies the environment.
-    pub fn load(path: Option<&str>) -> Result<Config, String> {
-        let (text, origin) = match path {
-            Some(p) => (
-                std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?,
-                p.to_string(),
-            ),
-            None => (String::new(), "the environment".to_string()),
-        };
-        let vars: Vec<(String, String)> = std::env::vars().collect();
-        let mut c =
-            Config::from_toml_with_env(&text, &vars).map_err(|e| format!("{origin}: {e}"))?;
-        c.apply_env(|k| std::env::var(k).ok())?;
-        Ok(c)
-    }
-
-    /// Parses TOML, then sets every `PARLANCE__A__B=value` of `vars` at
-    /// the path `a.b` before reading the settings.
-    pub fn from_toml_with_env(text: &str, vars: &[(String, String)]) -> Result<Config, String> {
-        let mut doc: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
-        let mut overrides: Vec<&(String, String)> = vars
-            .iter()
-            .filter(|(k, _)| k.starts_with("PARLANCE__"))
-            .collect();
-        overrides.sort();
-        for (key, value) in overrides {
-            let path: Vec<String> = key["PARLANCE__".len()..]
-                .split("__")
-                .map(str::to_lowercase)
-                .collect();
-            let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
-                .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(value.clone()));
-            let mut table = &mut doc;
-            for (i, part) in path.iter().enumerate() {
-                if i + 1 == path.len() {
-                    table.insert(part.clone(), parsed.clone());
-                    break;
-                }
-                let entry = table
-                    .entry(part.clone())
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                table = entry
-                    .as_table_mut()
-                    .ok_or_else(|| format!("{key}: {part} is not a table"))?;
-            }
-        }
-        toml::Value::Table(doc)
-            .try_into::<Config>()
-            .map_err(|e| e.to_string())
-    }
-
-    /// Applies environment settings (through `get`, for tests).
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), String> {
-        if let Some(v) = get("PARLANCE_LISTEN") {
-            self.listen = Some(v);
-        }
-        if let Some(v) = get("PARLANCE_SECRET") {
-            self.secret = Some(v);
-        }
-        if let Some(v) = get("PARLANCE_STORE_URL") {
-            self.store.url = Some(v);
-        }
-        if let Some(v) = get("PARLANCE_MAX_BODY_BYTES") {
-            self.max_body_bytes = Some(
-                v.parse()
-                    .map_err(|_| format!("PARLANCE_MAX_BODY_BYTES: not a number: {v:?}"))?,
-            );
-        }
-        for (var, operator) in [
-            ("PARLANCE_API_TOKENS", false),
-            ("PARLANCE_OPERATOR_TOKENS", true),
-        ] {
-            if let Some(list) = get(var) {
-                for pair in list.split(',').filter(|p| !p.trim().is_empty()) {
-                    let (subject, token) = pair.split_once('=').ok_or_else(|| {
-                        format!("{var}: expected subject=token pairs, got {pair:?}")
-                    })?;
-                    self.auth.tokens.push(TokenConfig {
-                        token: token.trim().to_string(),
-                        subject: subject.trim().to_string(),
-                        operator,
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn any_setting_comes_from_the_environment() {
-        let text = "listen = \"127.0.0.1:1\"\n[agents.support]\nmodel = \"openai-chat:gpt-4o\"\n";
-        let vars = vec![
-            (
-                "PARLANCE__AGENTS__SUPPORT__MODEL".to_string(),
-                "anthropic:claude-sonnet-4-5".to_string(),
-            ),
-            (
-                "PARLANCE__AGENTS__SUPPORT__MAX_MODEL_CALLS".to_string(),
-                "4".to_string(),
-            ),
-            (
-                "PARLANCE__PROVIDERS__LOCAL__FORMAT".to_string(),
-                "openai-chat".to_string(),
-            ),
-            (
-                "PARLANCE__PROVIDERS__LOCAL__BASE_URL".to_string(),
-                "http://127.0.0.1:9/v1".to_string(),
-            ),
-            ("PARLANCE__LISTEN".to_string(), "127.0.0.1:2".to_string()),
-            ("OTHER".to_string(), "x".to_string()),
-        ];
-        let c = Config::from_toml_with_env(text, &vars).unwrap();
-        assert_eq!(c.listen.as_deref(), Some("127.0.0.1:2"));
-        assert_eq!(c.agents["support"].model, "anthropic:claude-sonnet-4-5");
-        assert_eq!(c.agents["support"].max_model_calls, Some(4));
-        assert_eq!(
-            c.providers["local"].base_url.as_deref(),
-            Some("http://127.0.0.1:9/v1")
-        );
-        let bad = vec![(
-            "PARLANCE__AGENTS__SUPPORT__COLOUR".to_string(),
-            "red".to_string(),
-        )];
-        let e = Config::from_toml_with_env(text, &bad).unwrap_err();
-        assert!(e.contains("colour"), "{e}");
-    }
-
-    #[test]
-    fn token_lists_from_the_environment() {
-        let mut c = Config::default();
-        c.apply_env(|k| (k == "PARLANCE_API_TOKENS").then(|| "alice=t1, bob=t2".to_string()))
-            .unwrap();
-        assert_eq!(c.auth.tokens.len(), 2);
-        assert_eq!(
-            (
-                c.auth.tokens[1].subject.as_str(),
-                c.auth.tokens[1].token.as_str()
-            ),
-            ("bob", "t2")
-        );
-        let e = Config::default()
-            .apply_env(|k| (k == "PARLANCE_API_TOKENS").then(|| "nope".to_string()))
-            .unwrap_err();
-        assert_eq!(
-            e,
-            "PARLANCE_API_TOKENS: expected subject=token pairs, got \"nope\""
-        );
+    pub fn schema(&self, name: &str) -> Result<Value, ConfigError> {
+        serde_json::from_str(&self.input_schema).map_err(|e| ConfigError::ToolSchema {
+            tool: name.to_string(),
+            message: e.to_string(),
+        })
     }
 }
