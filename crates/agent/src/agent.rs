@@ -4,7 +4,11 @@
 //! for a human's decision.
 //!
 //! - [`builder`]: building an agent ([`AgentBuilder`], [`Limits`]);
-//! - `run_loop`: one run, turn by turn, and how a turn of tool calls ends;
+//! - `start`: the one way every run begins, handed to the loop, a resume
+//!   or a retry;
+//! - `run_loop`: one run, turn by turn;
+//! - `turn`: how a turn of tool calls ends (settle, keep, fail or pause),
+//!   the same for the loop, a resume and a retry;
 //! - `resume`: decisions on calls waiting for approval, checked into a
 //!   plan, then applied;
 //! - `retry`: a failed run's failed calls run again;
@@ -20,7 +24,9 @@ mod input;
 mod resume;
 mod retry;
 mod run_loop;
+mod start;
 mod state;
+mod turn;
 
 use std::sync::Arc;
 
@@ -32,7 +38,7 @@ pub use builder::{AgentBuilder, Limits};
 pub use events::{Checkpoint, CheckpointError, RunEvent, Step};
 pub use input::{Resume, RunInput};
 pub use resume::DecisionError;
-pub(crate) use run_loop::Start;
+pub(crate) use start::Start;
 
 use crate::engine::ToolBox;
 use crate::tool::Deps;

@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::Agent;
 use super::events::Hooks;
 use super::input::Resume;
-use super::run_loop::Stop;
 use super::state::State;
+use super::turn::Stop;
 use crate::engine::Check;
 
 /// A decision was refused; nothing ran.

@@ -11,32 +11,13 @@
 
 use std::collections::HashMap;
 
-use parlance_format::{Block, Response, Role, ToolCall, ToolResult, ToolStatus};
+use parlance_format::{Response, Role, ToolCall, ToolResult, ToolStatus};
 use serde_json::Value;
 
 use super::Agent;
 use super::events::Hooks;
 use super::input::RunInput;
-use super::run_loop::Stop;
-
-/// The approval requests of a stopped run become `interrupted` results:
-/// nobody will decide them, and a model cannot be sent a request.
-pub(super) fn settle(content: &mut [Block]) {
-    for b in content.iter_mut() {
-        if let Block::ApprovalRequest { approval_request } = b {
-            let mut r = ToolResult::text(
-                &approval_request.tool_call_id,
-                ToolStatus::Interrupted,
-                format!(
-                    "{} was not run: the run stopped before this call was decided",
-                    approval_request.name
-                ),
-            );
-            r.name = Some(approval_request.name.clone());
-            *b = Block::tool_result(r);
-        }
-    }
-}
+use super::turn::Stop;
 
 /// Whether a result is one a retry runs again.
 fn failed(r: &ToolResult) -> bool {

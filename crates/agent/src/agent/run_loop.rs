@@ -1,63 +1,20 @@
 //! One run, turn by turn: call the model, run the calls it makes (those
-//! that need approval wait), and end each turn of tool calls the same way
-//! whether it came from the model, a resume or a retry.
+//! that need approval wait), and end each turn of tool calls (`turn`).
 
 use futures::StreamExt;
 use parlance_format::{
-    ApprovalRequest, Block, Message, Response, Role, RunError, RunStatus, ToolCall, ToolStatus,
+    ApprovalRequest, Block, Message, Response, RunError, RunStatus, ToolCall, ToolStatus,
 };
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use serde_json::{Value, json};
 
+use super::Agent;
 use super::events::{Hooks, RunEvent, Step};
-use super::input::RunInput;
-use super::resume::ResumePlan;
 use super::state::State;
-use super::{Agent, retry};
-use crate::engine::{BudgetExceeded, CallReport, Check, FailureCause, InvalidArgumentsBudget};
-
-/// How a run begins: every way in (awaited or streamed, stored or not)
-/// goes through [`Agent::go`] with one of these.
-pub(crate) enum Start {
-    /// A new run.
-    Run(RunInput),
-    /// A failed run's failed calls again (`turns`: the history).
-    Retry(RunInput),
-    /// Checked decisions on a paused run.
-    Resume(Box<ResumePlan>),
-}
-
-/// Where a turn's tool message goes: after the assistant's (a new turn),
-/// or in place of the last one (a resume, a retry).
-#[derive(Clone, Copy)]
-enum Place {
-    Append,
-    ReplaceLast,
-}
-
-/// What stops the run after a turn of tool calls, if anything.
-#[derive(Default)]
-pub(super) struct Stop {
-    /// A tool's unexpected failure under policy `fail`.
-    failed_tool: Option<FailureCause>,
-    /// One invalid call too many.
-    over_budget: Option<BudgetExceeded>,
-}
+use super::turn::{Place, Stop, not_stored};
+use crate::engine::{BudgetExceeded, CallReport, Check, InvalidArgumentsBudget};
 
 impl Agent {
-    /// The one body behind every way to run: the run, its events and
-    /// steps going where `hooks` say.
-    pub(crate) async fn go(&self, start: Start, hooks: Hooks) -> Response {
-        match start {
-            Start::Run(input) => {
-                let mut state = self.start(input);
-                self.drive(&mut state, &hooks).await
-            }
-            Start::Retry(input) => self.retry_failed(input, &hooks).await,
-            Start::Resume(plan) => self.apply(*plan, &hooks).await,
-        }
-    }
-
     /// The loop: model, tools, model... until done, paused or failed.
     pub(super) async fn drive(&self, state: &mut State, hooks: &Hooks) -> Response {
         let limits = &self.inner.limits;
@@ -163,89 +120,6 @@ impl Agent {
             .await
     }
 
-    /// A call's result as it goes in the tool message; under policy
-    /// `fail`, its unexpected failure stops the run.
-    pub(super) fn result_block(&self, report: CallReport, stop: &mut Stop) -> Block {
-        if self.inner.limits.on_tool_exception == crate::OnToolException::Fail
-            && let Some(cause) = report.cause
-        {
-            stop.failed_tool.get_or_insert(cause);
-        }
-        Block::tool_result(report.result)
-    }
-
-    /// Ends a turn of tool calls: when the run stops, calls still waiting
-    /// for a decision become `interrupted` (nobody will decide them, and a
-    /// model cannot be sent a request); the tool message is reported and
-    /// kept; then the run fails, pauses for the calls still waiting, or
-    /// goes on (`None`).
-    async fn end_tool_turn(
-        &self,
-        state: &mut State,
-        mut content: Vec<Block>,
-        place: Place,
-        stop: Stop,
-        hooks: &Hooks,
-    ) -> Option<Response> {
-        if stop.failed_tool.is_some() || stop.over_budget.is_some() {
-            retry::settle(&mut content);
-        }
-        let pending: Vec<ApprovalRequest> = content
-            .iter()
-            .filter_map(|b| match b {
-                Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-                _ => None,
-            })
-            .collect();
-        let kept = match place {
-            // Kept before it joins the context: a run that fails to store
-            // it answers without it.
-            Place::Append => {
-                let message = Message::new(Role::Tool, content);
-                hooks.emit(RunEvent::MessageCompleted(message.clone()));
-                let kept = hooks.commit(Step::Append(&message)).await;
-                if kept.is_ok() {
-                    state.request.messages.push(message);
-                }
-                kept
-            }
-            Place::ReplaceLast => {
-                let last = state.request.messages.last_mut().expect("a tool message");
-                last.content = content;
-                hooks.emit(RunEvent::MessageCompleted(last.clone()));
-                hooks.commit(Step::ReplaceLast(last)).await
-            }
-        };
-        if let Err(e) = kept {
-            return Some(state.failed(not_stored(e)));
-        }
-        if let Some(cause) = stop.failed_tool {
-            return Some(state.failed(tool_failed(cause)));
-        }
-        if let Some(e) = stop.over_budget {
-            return Some(state.failed(RunError::new("invalid_arguments_budget", e.to_string())));
-        }
-        if !pending.is_empty() {
-            hooks.emit(RunEvent::ApprovalRequired(pending.clone()));
-            let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
-            r.pending = pending;
-            return Some(r);
-        }
-        None
-    }
-
-    /// [`Self::end_tool_turn`] for a tool message rewritten in place.
-    pub(super) async fn end_rewritten_turn(
-        &self,
-        state: &mut State,
-        content: Vec<Block>,
-        stop: Stop,
-        hooks: &Hooks,
-    ) -> Option<Response> {
-        self.end_tool_turn(state, content, Place::ReplaceLast, stop, hooks)
-            .await
-    }
-
     /// The invalid-argument budget as already spent in this turn.
     fn budget_so_far(&self, state: &State) -> Result<InvalidArgumentsBudget, BudgetExceeded> {
         let mut budget = InvalidArgumentsBudget::new(self.inner.limits.max_invalid_arguments);
@@ -337,29 +211,6 @@ impl Agent {
             }
         }
     }
-}
-
-/// The run stops on a tool's unexpected failure (policy `fail`): the cause
-/// as JSON, and the tool's own error as the run error's source.
-fn tool_failed(cause: FailureCause) -> RunError {
-    let message = format!(
-        "tool {} failed: {}: {}",
-        cause.tool, cause.error_type, cause.message
-    );
-    let source = cause.error.clone();
-    let error = RunError::new("tool_failed", message)
-        .with_cause(serde_json::to_value(&cause).expect("json"));
-    match source {
-        Some(e) => error.with_source(e),
-        None => error,
-    }
-}
-
-/// A step could not be stored: the run fails with code `store`, the
-/// storage's error as its source.
-fn not_stored(e: super::CheckpointError) -> RunError {
-    RunError::new("store", format!("the step could not be stored: {e}"))
-        .with_source(e.error().clone())
 }
 
 fn has_artifacts(messages: &[Message]) -> bool {
