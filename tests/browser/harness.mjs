@@ -173,7 +173,19 @@ export async function startMocks() {
   return { url: `http://127.0.0.1:${server.address().port}`, state, close: () => server.close() };
 }
 
-function config(dir, mocks) {
+// `anonymous`: no token configured (loopback only): the API's anonymous caller.
+function config(dir, mocks, { anonymous = false } = {}) {
+  const tokens = anonymous ? "" : `[[auth.tokens]]
+token = "${TOKENS.alice}"
+subject = "alice"
+[[auth.tokens]]
+token = "${TOKENS.bob}"
+subject = "bob"
+[[auth.tokens]]
+token = "${TOKENS.ops}"
+subject = "ops"
+operator = true
+`;
   const schema = {
     type: "object",
     properties: {
@@ -190,17 +202,7 @@ listen = "127.0.0.1:0"
 secret = "browser-test-secret-0123456789"
 [store]
 url = "sqlite://${join(dir, "threads.db")}"
-[[auth.tokens]]
-token = "${TOKENS.alice}"
-subject = "alice"
-[[auth.tokens]]
-token = "${TOKENS.bob}"
-subject = "bob"
-[[auth.tokens]]
-token = "${TOKENS.ops}"
-subject = "ops"
-operator = true
-[providers.mock]
+${tokens}[providers.mock]
 format = "openai-chat"
 base_url = "${mocks.url}/v1"
 api_key_env = "PARLANCE_TEST_NO_KEY"
@@ -246,9 +248,9 @@ input_schema = '${JSON.stringify(lookup)}'
 }
 
 // `parlance serve` with the test configuration; resolves once it listens.
-export async function startServer(mocks) {
+export async function startServer(mocks, options = {}) {
   const dir = mkdtempSync(join(tmpdir(), "parlance-ui-"));
-  const child = spawn(binary, ["serve", "--config", config(dir, mocks)], {
+  const child = spawn(binary, ["serve", "--config", config(dir, mocks, options)], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, RUST_LOG: "warn" },
   });

@@ -161,3 +161,44 @@ test("retry: another tenant's thread is 404, a post without the form's token 403
   assert.match(await again.text(), /Not retried: .*completed|Not retried: /);
   assert.equal((await runs()).length, 2);
 });
+
+test("with no token configured, the pages open as the API's anonymous caller; that session is worth nothing on a server with tokens", async () => {
+  const open = await startServer(mocks, { anonymous: true });
+  try {
+    const call = async (method, path, body) => {
+      const r = await fetch(`${open.url}${path}`, { method, headers: { "content-type": "application/json" }, body: body && JSON.stringify(body) });
+      return r.json();
+    };
+    const thread = (await call("POST", "/v1/threads", {})).id;
+    const run = await call("POST", "/v1/runs", { agent: "support", input: "Refund A-9301.", thread_id: thread });
+    assert.equal(run.status, "requires_approval");
+
+    // The login form is not needed: /ui gives an anonymous session.
+    const first = await fetch(`${open.url}/ui`, { redirect: "manual" });
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get("location"), "/ui/session?next=/ui");
+    assert.equal((await fetch(`${open.url}/ui/login`, { redirect: "manual" })).headers.get("location"), "/ui/session?next=/ui");
+    const session = await fetch(`${open.url}/ui/session?next=/ui`, { redirect: "manual" });
+    assert.equal(session.status, 303);
+    const cookie = session.headers.get("set-cookie").split(";")[0];
+    assert.match(cookie, /^parlance_ui=v1\.\d+\.anon\.[0-9a-f]{64}$/);
+    const inbox = await fetch(`${open.url}/ui`, { headers: { cookie } });
+    assert.equal(inbox.status, 200);
+    const html = await inbox.text();
+    assert.ok(html.includes(`run-${run.id}`), "the anonymous caller's run is in the inbox");
+    assert.match(html, /anonymous/);
+    assert.doesNotMatch(html, /Log out/, "nothing to log out of");
+
+    // A forged anonymous cookie is not taken.
+    const forged = cookie.replace(/[0-9a-f]{64}$/, "0".repeat(64));
+    assert.equal((await fetch(`${open.url}/ui`, { headers: { cookie: forged }, redirect: "manual" })).status, 303);
+    // The same secret, but tokens configured: an anonymous session is refused.
+    const refused = await fetch(`${server.url}/ui`, { headers: { cookie }, redirect: "manual" });
+    assert.equal(refused.status, 303);
+    assert.equal(refused.headers.get("location"), "/ui/login?next=/ui");
+    const events = await fetch(`${server.url}/ui/events`, { headers: { cookie } });
+    assert.equal(events.status, 401);
+  } finally {
+    await open.stop();
+  }
+});

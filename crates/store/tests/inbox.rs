@@ -17,6 +17,7 @@ both!(
     waiting_runs_are_newest_first_by_owner_and_limited,
     the_marker_changes_when_a_run_starts_or_stops_waiting,
     a_paused_turn_is_read_back_with_the_calls_its_results_answer,
+    a_turn_that_starts_the_thread_with_results_has_nothing_before_it,
     recent_threads_show_their_last_runs_status,
 );
 
@@ -173,6 +174,34 @@ async fn a_paused_turn_is_read_back_with_the_calls_its_results_answer(store: Sto
             (Role::Tool, Some(retry.id.clone())),
             (Role::Assistant, Some(retry.id.clone())),
         ]
+    );
+}
+
+async fn a_turn_that_starts_the_thread_with_results_has_nothing_before_it(store: Store) {
+    // Odd but storable (an imported thread): results at seq 0 are not
+    // given an assistant message from before the thread began.
+    let thread = store
+        .create_thread(Some(&owner()), json!({}))
+        .await
+        .unwrap();
+    let run = store.begin_run(&thread.id, &json!({})).await.unwrap();
+    let result = Message::new(
+        Role::Tool,
+        vec![Block::tool_result(ToolResult::text(
+            "c0",
+            ToolStatus::Ok,
+            "imported",
+        ))],
+    );
+    store.append(&run, &[result]).await.unwrap();
+    let turn = store
+        .run_turn(&store.run(&run.id).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        turn.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        [0],
+        "the turn is its own message, once"
     );
 }
 
