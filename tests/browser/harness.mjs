@@ -254,16 +254,27 @@ export async function startServer(mocks, options = {}) {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, RUST_LOG: "warn" },
   });
+  const exited = once(child, "exit");
+  let stopping = null;
   const lines = createInterface({ input: child.stdout });
   const [line] = await once(lines, "line");
   const url = line.replace("parlance: listening on ", "").trim();
   if (!url.startsWith("http://")) throw new Error(`unexpected: ${line}`);
   return {
     url,
-    async stop() {
-      child.kill("SIGTERM");
-      await once(child, "exit");
-      rmSync(dir, { recursive: true, force: true });
+    // Once, however often it is called.
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill("SIGTERM");
+          // A server that does not stop is a failure to see, not a hang.
+          const kill = setTimeout(() => child.kill("SIGKILL"), 15000);
+          await exited;
+          clearTimeout(kill);
+        }
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return stopping;
     },
   };
 }

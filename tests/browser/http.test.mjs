@@ -198,6 +198,17 @@ test("with no token configured, the pages open as the API's anonymous caller; th
     assert.equal(refused.headers.get("location"), "/ui/login?next=/ui");
     const events = await fetch(`${server.url}/ui/events`, { headers: { cookie } });
     assert.equal(events.status, 401);
+
+    // A page left open does not hold the server's shutdown open: its
+    // stream ends, and the server exits.
+    const live = await fetch(`${open.url}/ui/events`, { headers: { cookie } });
+    assert.equal(live.status, 200);
+    const reader = live.body.getReader();
+    await reader.read();
+    const stopped = open.stop().then(() => "stopped");
+    const late = new Promise((r) => setTimeout(() => r("still running after 10 s"), 10000));
+    assert.equal(await Promise.race([stopped, late]), "stopped");
+    for (;;) if ((await reader.read()).done) break;
   } finally {
     await open.stop();
   }

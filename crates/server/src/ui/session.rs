@@ -434,7 +434,7 @@ mod tests {
         assert!(other.check(&s).is_none());
         let forged = s.replace(&fingerprint("tok-a"), &fingerprint("tok-b"));
         assert!(u.check(&forged).is_none());
-        let body = format!("v1.{}.{}", now_secs() - 1, fingerprint("tok-a"));
+        let body = format!("v1.{}.{}", clock() - 1, fingerprint("tok-a"));
         assert!(u.check(&format!("{body}.{}", u.sign(&body))).is_none());
         let mut gone = ui(false);
         gone.by_fingerprint.clear();
@@ -446,6 +446,78 @@ mod tests {
         for junk in ["", ".", "v1", "v1.x.y.z", "a.b.c.d.e"] {
             assert!(u.check(junk).is_none(), "{junk}");
         }
+    }
+
+    /// The real clock (not the code's own reading of it).
+    fn clock() -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    }
+
+    #[test]
+    fn a_session_lasts_twelve_hours_and_its_cookie_says_so() {
+        let u = Arc::new(ui(false));
+        let s = u.issue(&fingerprint("tok-a"));
+        let viewer = Viewer {
+            who: u.check(&s).unwrap(),
+            csrf: u.csrf(&s),
+            ui: Arc::clone(&u),
+            session: s.clone(),
+        };
+        let now = clock();
+        assert!(
+            (now + 43_200 - 5..=now + 43_200 + 5).contains(&viewer.expires()),
+            "{} from {now}",
+            viewer.expires()
+        );
+        let mut h = HeaderMap::new();
+        let cookie = set_cookie(&s, &h);
+        assert_eq!(
+            cookie.to_str().unwrap(),
+            format!("parlance_ui={s}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=43200")
+        );
+        h.insert("x-forwarded-proto", "HTTPS".parse().unwrap());
+        assert!(set_cookie(&s, &h).to_str().unwrap().ends_with("; Secure"));
+        assert!(
+            set_cookie("", &h)
+                .to_str()
+                .unwrap()
+                .starts_with("parlance_ui=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0;")
+        );
+    }
+
+    #[test]
+    fn csrf_tokens_belong_to_their_session() {
+        let u = ui(false);
+        let (a, b) = (u.issue("one"), u.issue("two"));
+        assert_ne!(u.csrf(&a), u.csrf(&b));
+        assert_eq!(u.csrf(&a).len(), 64);
+        assert!(u.verify(&format!("csrf:{a}"), &u.csrf(&a)));
+        assert!(!u.verify(&format!("csrf:{b}"), &u.csrf(&a)));
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut h = HeaderMap::new();
+        assert_eq!(cookie_value(&h), None);
+        h.append(header::COOKIE, "a=1; parlance_uix=no".parse().unwrap());
+        assert_eq!(cookie_value(&h), None);
+        h.append(
+            header::COOKIE,
+            "b=2;  parlance_ui=v1.2.x.sig ; c=3".parse().unwrap(),
+        );
+        assert_eq!(cookie_value(&h).as_deref(), Some("v1.2.x.sig"));
+    }
+
+    #[test]
+    fn a_place_to_come_back_to_is_encoded_for_a_query() {
+        assert_eq!(encode_component("/ui/runs/r_1-a.b~"), "/ui/runs/r_1-a.b~");
+        assert_eq!(
+            encode_component("/ui/threads?x=a b&c=é"),
+            "/ui/threads%3Fx%3Da%20b%26c%3D%C3%A9"
+        );
     }
 
     #[test]
