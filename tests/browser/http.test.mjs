@@ -213,3 +213,30 @@ test("with no token configured, the pages open as the API's anonymous caller; th
     await open.stop();
   }
 });
+
+test("a run of an inline agent (given with the API request) is listed, but decided through the API: the page says so and sends nothing", async () => {
+  const inline = { model: "mock:gpt-test", instructions: "You handle refunds.", tools: ["refund"] };
+  const thread = (await api(server, TOKENS.alice, "POST", "/v1/threads", {})).json.id;
+  const run = (await api(server, TOKENS.alice, "POST", "/v1/runs", { agent: inline, input: "Refund A-9401.", thread_id: thread })).json;
+  assert.equal(run.status, "requires_approval", JSON.stringify(run));
+  const alice = await session("alice");
+  const inbox = await (await alice.get("/ui")).text();
+  assert.ok(inbox.includes(`run-${run.id}`));
+  assert.match(inbox, /Agent <strong>\(inline\)<\/strong>/);
+  const form = await alice.fields(`/ui/runs/${run.id}`);
+  const page = await (await alice.get(`/ui/runs/${run.id}`)).text();
+  assert.match(page, /not configured on this server/);
+  const sent = await alice.post(`/ui/runs/${run.id}/decide`, { ...form, "call.0.decision": "approve" });
+  assert.equal(sent.status, 409);
+  assert.match(await sent.text(), /decide it through the API/);
+  assert.equal((await api(server, TOKENS.alice, "GET", `/v1/runs/${run.id}`)).json.status, "requires_approval");
+  assert.ok(!mocks.state.refunds.some((r) => r.order_id === "A-9401"), "nothing ran");
+  // The API, given the same agent, decides it.
+  const p = run.pending[0];
+  const decided = await api(server, TOKENS.alice, "POST", `/v1/runs/${run.id}/decisions`, {
+    agent: inline,
+    decisions: [{ tool_call_id: p.tool_call_id, digest: p.digest, decision: "approved" }],
+  });
+  assert.equal(decided.status, 200, decided.text);
+  assert.equal(decided.json.status, "completed");
+});
