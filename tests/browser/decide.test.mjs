@@ -188,3 +188,33 @@ test("a call decided elsewhere meanwhile shows as such, and is not decided twice
   assert.equal(mocks.state.refunds.filter((r) => r.order_id === "A-3003").length, 1);
   await context.close();
 });
+
+test("the edit form has a field for each kind the schema names (a choice, true/false, a nested object, an array), and the tool gets typed values", async () => {
+  const { page, context } = await login(chrome, server, "alice");
+  const { thread, run } = await startRun(server, "alice", "Please ship order A-1.");
+  assert.equal(run.status, "requires_approval", JSON.stringify(run));
+  await page.goto(`${server.url}/ui/runs/${run.id}`);
+  await page.getByLabel("Edit — run it with other arguments").check();
+  await page.getByLabel("carrier").selectOption({ label: "ups" });
+  await page.getByLabel("express").selectOption({ label: "true" });
+  const zip = page.getByLabel("zip");
+  assert.equal(await zip.inputValue(), "69001");
+  await zip.fill("6900");
+  const zipError = page.locator('p.error[data-ptr="/address/zip"]');
+  await eventually(async () => /address\.zip: /.test(await zipError.innerText()), "the engine's message at address.zip");
+  assert.equal(await zip.getAttribute("aria-invalid"), "true");
+  await page.getByRole("button", { name: "Send decisions" }).click();
+  await eventually(async () => /address\.zip: /.test(await zipError.innerText()), "the message after sending");
+  assert.equal((await runStatus(run.id)).status, "requires_approval");
+  await zip.fill("75001");
+  await page.getByLabel("parcels").fill("[1, 3]");
+  await eventually(async () => (await zipError.innerText()) === "", "the message to go");
+  await page.getByRole("button", { name: "Send decisions" }).click();
+  await page.waitForURL(`**/ui/threads/${thread}*`);
+  await eventually(async () => (await runStatus(run.id)).status === "completed", "completion");
+  assert.deepEqual(mocks.state.shipments.at(-1), {
+    order_id: "A-1", carrier: "ups", express: true, address: { city: "Lyon", zip: "75001" }, parcels: [1, 3],
+  });
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});

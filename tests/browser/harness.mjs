@@ -54,6 +54,10 @@ function answer(messages) {
       tool_calls: [...asked.matchAll(/A-\d+/g)].slice(0, 2).map(([id], i) => call("refund", { order_id: id, amount: 40 + 20 * i })),
     };
   }
+  if (asked.includes("ship")) {
+    const args = { order_id: order, carrier: "dhl", express: false, address: { city: "Lyon", zip: "69001" }, parcels: [2] };
+    return { role: "assistant", content: "Shipping it.", tool_calls: [call("ship", args)] };
+  }
   if (asked.includes("look up")) {
     return { role: "assistant", content: null, tool_calls: [call("lookup_order", { id: order })] };
   }
@@ -135,7 +139,7 @@ async function readJson(req) {
 // The mock provider and the tools, on one port. `lookupFailures` HTTP 503
 // answers come before the lookup tool works (a failed run to retry).
 export async function startMocks() {
-  const state = { lookupFailures: 0, refunds: [] };
+  const state = { lookupFailures: 0, refunds: [], shipments: [] };
   const server = http.createServer(async (req, res) => {
     try {
       const body = await readJson(req);
@@ -151,6 +155,11 @@ export async function startMocks() {
         state.refunds.push(body);
         res.writeHead(200, { "content-type": "application/json" });
         return res.end(JSON.stringify({ refunded: body.amount, order_id: body.order_id }));
+      }
+      if (req.url === "/ship") {
+        state.shipments.push(body);
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ shipped: body.order_id }));
       }
       if (req.url === "/lookup") {
         if (state.lookupFailures > 0) {
@@ -197,6 +206,25 @@ operator = true
     additionalProperties: false,
   };
   const lookup = { type: "object", properties: { id: { type: "string" } }, required: ["id"] };
+  // Every kind of field the edit form draws: a choice, true/false, a
+  // nested object with a pattern, an array (as JSON).
+  const ship = {
+    type: "object",
+    properties: {
+      order_id: { type: "string" },
+      carrier: { type: "string", enum: ["dhl", "ups", "post"] },
+      express: { type: "boolean" },
+      address: {
+        type: "object",
+        properties: { city: { type: "string" }, zip: { type: "string", pattern: "^[0-9]{5}$" } },
+        required: ["city", "zip"],
+        additionalProperties: false,
+      },
+      parcels: { type: "array", items: { type: "integer", minimum: 1 } },
+    },
+    required: ["order_id", "carrier", "address"],
+    additionalProperties: false,
+  };
   const toml = `
 listen = "127.0.0.1:0"
 secret = "browser-test-secret-0123456789"
@@ -209,7 +237,7 @@ api_key_env = "PARLANCE_TEST_NO_KEY"
 [agents.support]
 model = "mock:gpt-test"
 instructions = "You handle refunds."
-tools = ["refund", "lookup_order"]
+tools = ["refund", "lookup_order", "ship"]
 on_tool_exception = "fail"
 [agents.careful]
 model = "mock:gpt-test"
@@ -230,6 +258,12 @@ url = "${mocks.url}/slow"
 description = "Look an order up in the slow service."
 timeout_ms = 300
 input_schema = '${JSON.stringify(lookup)}'
+[tools.ship]
+kind = "http"
+url = "${mocks.url}/ship"
+description = "Ship an order."
+needs_approval = true
+input_schema = '${JSON.stringify(ship)}'
 [tools.refund]
 kind = "http"
 url = "${mocks.url}/refund"
