@@ -13,7 +13,7 @@
 
 use parlance_format::{Conversation, Decision, Message, Response};
 use parlance_model::{ModelRequest, RequestDocument};
-use parlance_providers::{WIRE_FORMATS, WireFormat, decode_stream, transport::parse_sse, wire_format};
+use parlance_providers::{WIRE_FORMATS, WireFormat, transport::parse_sse, wire_format};
 use serde_json::Value;
 
 fn format(name: &str) -> &'static WireFormat {
@@ -83,7 +83,7 @@ pub fn decode_stream(name: &str, data: &[u8]) {
         return;
     };
     let events = parse_sse(text);
-    if let Ok((_, m)) = decode_stream(f, &events) {
+    if let Ok((_, m)) = parlance_providers::decode_stream(f, &events) {
         check_canonical(&m, name);
         append_and_encode(m);
     }

@@ -201,9 +201,21 @@ fn gemini_context(body: &mut Value) -> usize {
     {
         b.insert("contents".into(), json!([]));
     }
+    if let Some(si) = body.get_mut("systemInstruction") {
+        complete_parts(si);
+    }
     let Some(list) = body["contents"].as_array_mut() else {
         return 0;
     };
+    for c in list.iter_mut() {
+        complete_parts(c);
+        let calls = c["parts"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p.get("functionCall").is_some()));
+        if calls && c.get("role").is_none() {
+            c["role"] = json!("model");
+        }
+    }
     // Gemini pairs a response with a call by name (and id when given).
     let key = |fr: &Value| {
         format!(
@@ -239,6 +251,40 @@ fn gemini_context(body: &mut Value) -> usize {
             json!({"role": "model", "parts": [{"functionCall": fc}]})
         },
     )
+}
+
+/// A Gemini content (or system instruction) says something: a part of no
+/// kind (one the walk built for `thought` or `videoMetadata` alone) gets
+/// text, and a content without parts gets one.
+fn complete_parts(c: &mut Value) {
+    const KINDS: [&str; 9] = [
+        "text",
+        "inlineData",
+        "fileData",
+        "functionCall",
+        "functionResponse",
+        "executableCode",
+        "codeExecutionResult",
+        "toolCall",
+        "toolResponse",
+    ];
+    let Some(content) = c.as_object_mut() else {
+        return;
+    };
+    let parts = content.entry("parts").or_insert_with(|| json!([]));
+    let Some(parts) = parts.as_array_mut() else {
+        return;
+    };
+    if parts.is_empty() {
+        parts.push(json!({"text": "x"}));
+    }
+    for p in parts.iter_mut() {
+        if let Some(p) = p.as_object_mut()
+            && !KINDS.iter().any(|k| p.contains_key(*k))
+        {
+            p.insert("text".into(), json!("x"));
+        }
+    }
 }
 
 /// Chat Completions: `stop` as a string is a list of one; a function
@@ -344,7 +390,51 @@ fn anthropic_equivalent(v: &mut Value) {
     }
 }
 
-fn gemini_equivalent(_: &mut Value) {}
+/// Gemini: a content without a role is the user's; `thought: false` is no
+/// thought; a call without `args` has none; a function declared without
+/// parameters takes an empty object.
+fn gemini_equivalent(v: &mut Value) {
+    for c in v["contents"].as_array_mut().into_iter().flatten() {
+        if c.get("role").is_none_or(Value::is_null) {
+            c["role"] = json!("user");
+        }
+    }
+    let mut contents: Vec<&mut Value> = Vec::new();
+    if let Some(o) = v.as_object_mut() {
+        for (k, x) in o.iter_mut() {
+            match (k.as_str(), x) {
+                ("contents", Value::Array(a)) => contents.extend(a.iter_mut()),
+                ("systemInstruction", si @ Value::Object(_)) => contents.push(si),
+                _ => {}
+            }
+        }
+    }
+    for c in contents {
+        for p in c["parts"].as_array_mut().into_iter().flatten() {
+            let Some(p) = p.as_object_mut() else { continue };
+            if p.get("thought") == Some(&json!(false)) {
+                p.remove("thought");
+            }
+            if let Some(fc) = p.get_mut("functionCall").and_then(Value::as_object_mut) {
+                fc.entry("args").or_insert_with(|| json!({}));
+            }
+        }
+    }
+    for t in v["tools"].as_array_mut().into_iter().flatten() {
+        for d in t["functionDeclarations"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(d) = d.as_object_mut()
+                && !d.contains_key("parameters")
+                && !d.contains_key("parametersJsonSchema")
+            {
+                d.insert("parametersJsonSchema".into(), json!({"type": "object"}));
+            }
+        }
+    }
+}
 
 fn spec_of(format: &str) -> &'static SpecOf {
     SPECS
@@ -355,10 +445,43 @@ fn spec_of(format: &str) -> &'static SpecOf {
 
 fn spec(s: &SpecOf) -> Spec {
     let mut doc = common::spec_document(s.api.spec);
-    // The walk builds whole requests; it needs no more than the request
-    // schema's closure.
-    let _ = &mut doc;
+    if s.api.spec.ends_with(".discovery.json") {
+        discovery_required(&mut doc, s.api.spec);
+    }
     Spec::new(&doc)
+}
+
+/// A discovery document says which fields are required only in words
+/// ("Required. The name of..."): the walk gives them to its minimal items
+/// (a function call with a name, a blob with its data), so a field is
+/// walked inside an item the API would take. Only for building: what
+/// Parlance writes is still checked against the document as it is.
+fn discovery_required(doc: &mut Value, spec: &str) {
+    let path = common::testdata().join("specs").join(spec);
+    let raw = common::json_file(&path);
+    let schemas = doc["components"]["schemas"].as_object_mut().unwrap();
+    for (name, s) in raw["schemas"].as_object().unwrap() {
+        let mut required: Vec<&str> = s["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, p)| {
+                p["description"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("Required"))
+            })
+            .map(|(k, _)| k.as_str())
+            .collect();
+        // Inline data is a type and the bytes, said nowhere in words.
+        if name == "Blob" {
+            required = vec!["mimeType", "data"];
+        }
+        if !required.is_empty()
+            && let Some(target) = schemas.get_mut(name)
+        {
+            target["required"] = json!(required);
+        }
+    }
 }
 
 #[test]

@@ -121,6 +121,23 @@ fn part_fields(p: &Value) -> &'static [&'static str] {
     }
 }
 
+/// A part of a user turn or the system instruction: thoughts are the
+/// model's (refused, naming the path), and a thought signature there has
+/// no canonical home (named in a warning).
+fn not_the_models(p: &Value, w: &str, warnings: &mut Vec<String>) -> Result<(), ModelError> {
+    if p.get("thought").and_then(Value::as_bool) == Some(true) {
+        return Err(malformed(format!(
+            "{w}.thought: a thought belongs in a model turn"
+        )));
+    }
+    if p.get("thoughtSignature").is_some_and(|v| !v.is_null()) {
+        warnings.push(format!(
+            "{w}.thoughtSignature: dropped: only the model's parts carry a signature"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a part before it is read: one kind of data, fields named.
 fn check_part(p: &Value, w: &str, warnings: &mut Vec<String>) -> Result<(), ModelError> {
     for server in [
@@ -193,6 +210,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         {
             let w = format!("systemInstruction.parts[{j}]");
             check_part(p, &w, &mut warnings)?;
+            not_the_models(p, &w, &mut warnings)?;
             blocks.push(Block::text(str_field(p, "text", &w)?));
         }
         if blocks.is_empty() {
@@ -257,6 +275,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                 for (j, p) in parts.iter().enumerate() {
                     let w = format!("{what}.parts[{j}]");
                     check_part(p, &w, &mut warnings)?;
+                    not_the_models(p, &w, &mut warnings)?;
                     if p.get("functionCall").is_some() {
                         return Err(malformed(format!(
                             "{w}.functionCall: a function call belongs in a model turn"
