@@ -183,7 +183,8 @@ export async function startMocks() {
 }
 
 // `anonymous`: no token configured (loopback only): the API's anonymous caller.
-function config(dir, mocks, { anonymous = false } = {}) {
+// `store`: another server's store URL (two servers sharing one store).
+function config(dir, mocks, { anonymous = false, store = null } = {}) {
   const tokens = anonymous ? "" : `[[auth.tokens]]
 token = "${TOKENS.alice}"
 subject = "alice"
@@ -229,7 +230,7 @@ operator = true
 listen = "127.0.0.1:0"
 secret = "browser-test-secret-0123456789"
 [store]
-url = "sqlite://${join(dir, "threads.db")}"
+url = "${store ?? storeUrl(dir)}"
 ${tokens}[providers.mock]
 format = "openai-chat"
 base_url = "${mocks.url}/v1"
@@ -281,6 +282,8 @@ input_schema = '${JSON.stringify(lookup)}'
   return path;
 }
 
+const storeUrl = (dir) => `sqlite://${join(dir, "threads.db")}`;
+
 // `parlance serve` with the test configuration; resolves once it listens.
 export async function startServer(mocks, options = {}) {
   const dir = mkdtempSync(join(tmpdir(), "parlance-ui-"));
@@ -296,6 +299,7 @@ export async function startServer(mocks, options = {}) {
   if (!url.startsWith("http://")) throw new Error(`unexpected: ${line}`);
   return {
     url,
+    store: options.store ?? storeUrl(dir),
     // Once, however often it is called.
     stop() {
       stopping ??= (async () => {

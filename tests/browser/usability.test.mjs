@@ -183,3 +183,32 @@ test("a thread as people read it: thinking folded, a timed-out call with its sta
   assert.deepEqual(page.errors, []);
   await context.close();
 });
+
+test("two servers sharing one store: a page on one marks a call decided through the other, live", async () => {
+  const other = await startServer(mocks, { store: server.store });
+  try {
+    const { page, context } = await login(chrome, server, "alice");
+    const { run } = await startRun(other, "alice", "Do two refunds: A-10301 and A-10302.");
+    // Started on the other server, listed here.
+    await page.locator(`#run-${run.id}`).waitFor({ timeout: 10000 });
+    await page.goto(`${server.url}/ui/runs/${run.id}`);
+    const cards = page.locator("section.call");
+    assert.equal(await cards.count(), 2);
+    const first = run.pending[0];
+    const decided = await api(other, TOKENS.alice, "POST", `/v1/runs/${run.id}/decisions`, {
+      decisions: [{ tool_call_id: first.tool_call_id, digest: first.digest, decision: "rejected", reason: "by the other server" }],
+    });
+    assert.equal(decided.status, 200, decided.text);
+    await cards.nth(0).getByText("Decided elsewhere meanwhile: rejected").waitFor({ timeout: 10000 });
+    await cards.nth(1).getByLabel("Approve — run it as the model asked").check();
+    await page.getByRole("button", { name: "Send decisions" }).click();
+    await page.waitForURL("**/ui/threads/**");
+    await eventually(async () => (await runStatus(run.id)).status === "completed", "completion");
+    assert.equal(mocks.state.refunds.filter((r) => r.order_id === "A-10301").length, 0);
+    assert.equal(mocks.state.refunds.filter((r) => r.order_id === "A-10302").length, 1);
+    assert.deepEqual(page.errors, []);
+    await context.close();
+  } finally {
+    await other.stop();
+  }
+});
