@@ -15,6 +15,7 @@ mod digest;
 pub mod engine;
 pub mod run;
 pub mod tool;
+pub mod toolset;
 pub mod validate;
 
 pub use agent::{
@@ -31,4 +32,5 @@ pub use tool::{
     Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,
     schema_for,
 };
+pub use toolset::{Toolset, ToolsetError};
 pub use validate::{ArgValidator, SchemaError};
