@@ -42,6 +42,7 @@ pub(crate) use start::Start;
 
 use crate::engine::ToolBox;
 use crate::tool::Deps;
+use crate::toolset::{OfferCache, Toolset};
 use crate::validate::ArgValidator;
 
 /// What every handle of one agent shares.
@@ -49,8 +50,12 @@ struct Inner {
     name: Option<String>,
     model: Arc<dyn Model>,
     instructions: Option<String>,
-    tools: ToolBox,
+    tools: Arc<ToolBox>,
     specs: Arc<[ToolSpec]>,
+    /// Tools from outside (MCP servers), asked before each model call.
+    toolsets: Vec<Arc<dyn Toolset>>,
+    /// The agent's tools merged with its toolsets', as last offered.
+    offer: OfferCache,
     limits: Limits,
     options: ModelOptions,
     output: Option<ArgValidator>,
@@ -104,6 +109,18 @@ impl Agent {
         &self.inner.tools
     }
 
+    /// The agent's toolsets (MCP servers...).
+    pub fn toolsets(&self) -> &[Arc<dyn Toolset>] {
+        &self.inner.toolsets
+    }
+
+    /// Stops every toolset (ends MCP server processes, closes their
+    /// sessions). A later run starts them again. Dropping the last handle
+    /// of the agent and of its toolsets stops them too.
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.inner.toolsets.iter().map(|t| t.shutdown())).await;
+    }
+
     /// The agent's limits.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
@@ -118,6 +135,7 @@ impl Agent {
             "model": self.inner.model.model_id(),
             "instructions": self.inner.instructions,
             "tools": self.inner.specs.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            "toolsets": self.inner.toolsets.iter().map(|t| t.name()).collect::<Vec<_>>(),
             "limits": {
                 "max_model_calls": l.max_model_calls,
                 "max_invalid_arguments": l.max_invalid_arguments,

@@ -158,9 +158,11 @@ pub enum Check<'a> {
     },
 }
 
+#[derive(Clone)]
 struct Entry {
     tool: Tool,
-    validator: ArgValidator,
+    /// Shared with the tool boxes a toolset's tools are copied into.
+    validator: Arc<ArgValidator>,
 }
 
 /// The tools an agent offers, with their compiled validators.
@@ -202,10 +204,36 @@ impl ToolBox {
         if self.by_name.contains_key(&name) {
             return Err(ToolBoxError::Duplicate(name));
         }
-        let validator = ArgValidator::new(&name, &tool.spec.input_schema)?;
+        let validator = Arc::new(ArgValidator::new(&name, &tool.spec.input_schema)?);
         self.by_name.insert(name, self.entries.len());
         self.entries.push(Entry { tool, validator });
         Ok(())
+    }
+
+    /// The names of the tools, in the order added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.tool.spec.name.as_str())
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Copies `other`'s tool named `name` in as `rename` (its validator
+    /// shared, nothing compiled again). False when the new name is taken.
+    pub(crate) fn copy_from(&mut self, other: &ToolBox, name: &str, rename: &str) -> bool {
+        let Some(&i) = other.by_name.get(name) else {
+            return false;
+        };
+        if self.by_name.contains_key(rename) {
+            return false;
+        }
+        let mut entry = other.entries[i].clone();
+        entry.tool.spec.name = rename.to_string();
+        self.by_name.insert(rename.to_string(), self.entries.len());
+        self.entries.push(entry);
+        true
     }
 
     /// What the model is told about every tool, in the order added.

@@ -76,13 +76,19 @@ pub struct McpConfig {
 }
 
 /// Which calls need approval: `needs_approval = true` or a list of names.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 pub enum Approval {
     /// All (`true`) or none (`false`, the default).
     All(bool),
     /// These tools (their names on the server).
     Tools(Vec<String>),
+}
+
+impl Default for Approval {
+    fn default() -> Self {
+        Approval::All(false)
+    }
 }
 
 impl Approval {
@@ -137,7 +143,10 @@ pub struct ConfigError {
 impl McpConfig {
     /// Checks the settings and reads what comes from the environment
     /// (`bearer_env`, through `env` so that tests need not touch it).
-    pub(crate) fn check(&self, env: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+    pub(crate) fn check(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, ConfigError> {
         let fail = |message: String| ConfigError {
             name: self.name.clone(),
             message,
@@ -145,34 +154,50 @@ impl McpConfig {
         if self.name.trim().is_empty() {
             return Err(fail("name: must not be empty".into()));
         }
-        let stdio_only = !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() || self.inherit_env;
-        let http_only = !self.headers.is_empty() || self.bearer.is_some() || self.bearer_env.is_some();
+        let stdio_only =
+            !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() || self.inherit_env;
+        let http_only =
+            !self.headers.is_empty() || self.bearer.is_some() || self.bearer_env.is_some();
         let endpoint = match (&self.command, &self.url) {
             (Some(_), Some(_)) => {
-                return Err(fail("give either command (stdio) or url (streamable HTTP), not both".into()));
+                return Err(fail(
+                    "give either command (stdio) or url (streamable HTTP), not both".into(),
+                ));
             }
-            (None, None) => return Err(fail("give command (stdio) or url (streamable HTTP)".into())),
+            (None, None) => {
+                return Err(fail("give command (stdio) or url (streamable HTTP)".into()));
+            }
             (Some(command), None) => {
                 if command.trim().is_empty() {
                     return Err(fail("command: must not be empty".into()));
                 }
                 if http_only {
-                    return Err(fail("headers, bearer and bearer_env are for a url, not a command".into()));
+                    return Err(fail(
+                        "headers, bearer and bearer_env are for a url, not a command".into(),
+                    ));
                 }
                 Endpoint::Stdio {
                     command: command.clone(),
                     args: self.args.clone(),
-                    env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    env: self
+                        .env
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
                     inherit_env: self.inherit_env,
                     cwd: self.cwd.clone(),
                 }
             }
             (None, Some(url)) => {
                 if stdio_only {
-                    return Err(fail("args, env, inherit_env and cwd are for a command, not a url".into()));
+                    return Err(fail(
+                        "args, env, inherit_env and cwd are for a command, not a url".into(),
+                    ));
                 }
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(fail(format!("url: expected an http:// or https:// URL, got {url:?}")));
+                    return Err(fail(format!(
+                        "url: expected an http:// or https:// URL, got {url:?}"
+                    )));
                 }
                 let mut headers = Vec::new();
                 for (k, v) in &self.headers {
@@ -188,9 +213,13 @@ impl McpConfig {
                         return Err(fail("give bearer or bearer_env, not both".into()));
                     }
                     (Some(b), None) => Some(b.clone()),
-                    (None, Some(var)) => Some(env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
-                        fail(format!("bearer_env: the environment variable {var} is not set"))
-                    })?),
+                    (None, Some(var)) => {
+                        Some(env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
+                            fail(format!(
+                                "bearer_env: the environment variable {var} is not set"
+                            ))
+                        })?)
+                    }
                     (None, None) => None,
                 };
                 if let Some(b) = &bearer
@@ -206,7 +235,10 @@ impl McpConfig {
             }
         };
         if let Some(p) = &self.prefix
-            && (p.is_empty() || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            && (p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         {
             return Err(fail(format!(
                 "prefix: letters, digits, _ and - only, got {p:?}"
@@ -244,28 +276,68 @@ mod tests {
 
     #[test]
     fn a_command_or_a_url_and_what_goes_with_each() {
-        let s = parse("name = \"a\"\ncommand = \"node\"\nargs = [\"x.js\"]\nprefix = \"fs\"").unwrap();
+        let s =
+            parse("name = \"a\"\ncommand = \"node\"\nargs = [\"x.js\"]\nprefix = \"fs\"").unwrap();
         assert!(matches!(s.endpoint, Endpoint::Stdio { ref command, .. } if command == "node"));
         let s = parse("name = \"b\"\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_env = \"TOKEN\"\nheaders = { X-Team = \"a\" }").unwrap();
-        let Endpoint::Http { bearer, headers, .. } = s.endpoint else { panic!() };
+        let Endpoint::Http {
+            bearer, headers, ..
+        } = s.endpoint
+        else {
+            panic!()
+        };
         assert_eq!(bearer.as_deref(), Some("t0ken"));
         assert_eq!(headers[0].0.as_str(), "x-team");
 
         for (text, message) in [
-            ("name = \"a\"", "mcp server \"a\": give command (stdio) or url (streamable HTTP)"),
-            ("name = \"a\"\ncommand = \"x\"\nurl = \"http://h/\"", "mcp server \"a\": give either command (stdio) or url (streamable HTTP), not both"),
-            ("name = \"a\"\nurl = \"ftp://h/\"", "mcp server \"a\": url: expected an http:// or https:// URL, got \"ftp://h/\""),
-            ("name = \"a\"\nurl = \"http://h/\"\nargs = [\"x\"]", "mcp server \"a\": args, env, inherit_env and cwd are for a command, not a url"),
-            ("name = \"a\"\ncommand = \"x\"\nbearer = \"t\"", "mcp server \"a\": headers, bearer and bearer_env are for a url, not a command"),
-            ("name = \"a\"\nurl = \"http://h/\"\nbearer_env = \"NOPE\"", "mcp server \"a\": bearer_env: the environment variable NOPE is not set"),
-            ("name = \"a\"\nurl = \"http://h/\"\nheaders = { \"bad name\" = \"v\" }", "mcp server \"a\": headers: \"bad name\" is not a valid header name"),
-            ("name = \"a\"\ncommand = \"x\"\nprefix = \"a.b\"", "mcp server \"a\": prefix: letters, digits, _ and - only, got \"a.b\""),
-            ("name = \"a\"\ncommand = \"x\"\ntimeout_ms = 0", "mcp server \"a\": timeout_ms: must be more than 0"),
-            ("name = \"\"\ncommand = \"x\"", "mcp server \"\": name: must not be empty"),
+            (
+                "name = \"a\"",
+                "mcp server \"a\": give command (stdio) or url (streamable HTTP)",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nurl = \"http://h/\"",
+                "mcp server \"a\": give either command (stdio) or url (streamable HTTP), not both",
+            ),
+            (
+                "name = \"a\"\nurl = \"ftp://h/\"",
+                "mcp server \"a\": url: expected an http:// or https:// URL, got \"ftp://h/\"",
+            ),
+            (
+                "name = \"a\"\nurl = \"http://h/\"\nargs = [\"x\"]",
+                "mcp server \"a\": args, env, inherit_env and cwd are for a command, not a url",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nbearer = \"t\"",
+                "mcp server \"a\": headers, bearer and bearer_env are for a url, not a command",
+            ),
+            (
+                "name = \"a\"\nurl = \"http://h/\"\nbearer_env = \"NOPE\"",
+                "mcp server \"a\": bearer_env: the environment variable NOPE is not set",
+            ),
+            (
+                "name = \"a\"\nurl = \"http://h/\"\nheaders = { \"bad name\" = \"v\" }",
+                "mcp server \"a\": headers: \"bad name\" is not a valid header name",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nprefix = \"a.b\"",
+                "mcp server \"a\": prefix: letters, digits, _ and - only, got \"a.b\"",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\ntimeout_ms = 0",
+                "mcp server \"a\": timeout_ms: must be more than 0",
+            ),
+            (
+                "name = \"\"\ncommand = \"x\"",
+                "mcp server \"\": name: must not be empty",
+            ),
         ] {
             assert_eq!(parse(text).unwrap_err(), message, "{text}");
         }
-        assert!(parse("name = \"a\"\ncommand = \"x\"\ncolour = 1").unwrap_err().contains("unknown field `colour`"));
+        assert!(
+            parse("name = \"a\"\ncommand = \"x\"\ncolour = 1")
+                .unwrap_err()
+                .contains("unknown field `colour`")
+        );
     }
 
     #[test]

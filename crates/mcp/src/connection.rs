@@ -10,10 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use parlance_agent::ToolBox;
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
-    ProtocolVersion,
-};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -61,7 +58,7 @@ fn tail(lines: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-/// Hears the server: its tools changed; its log messages.
+/// Hears the server say its tools changed.
 #[derive(Clone)]
 pub(crate) struct Handler {
     name: String,
@@ -72,14 +69,6 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.name, "MCP server says its tools changed");
         self.changed.store(true, Ordering::Release);
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        tracing::debug!(server = %self.name, level = ?params.level, data = %params.data, "MCP server log");
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -130,7 +119,11 @@ pub(crate) async fn start(settings: &Settings) -> Result<Live, String> {
                 let transport = spawn(settings, &stderr)?;
                 handler.serve(transport).await.map_err(|e| e.to_string())?
             }
-            Endpoint::Http { url, headers, bearer } => {
+            Endpoint::Http {
+                url,
+                headers,
+                bearer,
+            } => {
                 // The transport's reqwest client needs the process's TLS
                 // provider (ring), as the model providers' does.
                 let _ = rustls::crypto::ring::default_provider().install_default();
@@ -207,7 +200,10 @@ pub(crate) async fn list(settings: &Settings, link: &Arc<Link>) -> Result<Arc<To
 /// Runs a stdio server in its own process group (so that a wrapper such
 /// as `npx` and what it starts are stopped together), its stderr read into
 /// the log and kept for error messages.
-fn spawn(settings: &Settings, stderr: &Arc<Mutex<VecDeque<String>>>) -> Result<TokioChildProcess, String> {
+fn spawn(
+    settings: &Settings,
+    stderr: &Arc<Mutex<VecDeque<String>>>,
+) -> Result<TokioChildProcess, String> {
     let Endpoint::Stdio {
         command,
         args,

@@ -23,7 +23,13 @@ pub const FAILURE_TYPE: &str = "mcp";
 pub(crate) fn visible_name(prefix: Option<&str>, name: &str) -> String {
     let clean: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     match prefix {
         Some(p) => format!("{p}_{clean}"),
@@ -61,7 +67,12 @@ pub(crate) fn tool(settings: &Settings, link: &Arc<Link>, tool: &rmcp::model::To
 
 /// One `tools/call`. Dropping the future (the engine's timeout, a stopped
 /// run) sends the server `notifications/cancelled` (rmcp does).
-async fn call(link: &Link, remote: &str, args: Value, _ctx: &ToolContext) -> Result<Vec<Block>, ToolFailure> {
+async fn call(
+    link: &Link,
+    remote: &str,
+    args: Value,
+    _ctx: &ToolContext,
+) -> Result<Vec<Block>, ToolFailure> {
     let Value::Object(arguments) = args else {
         // MCP arguments are an object; the schema let something else through.
         return Err(ToolError::new("the arguments must be a JSON object").into());
@@ -82,9 +93,17 @@ fn failure(link: &Link, e: &ServiceError) -> ToolFailure {
             link.name, data.code.0, data.message
         ),
         ServiceError::TransportClosed => {
-            format!("the MCP server {:?} closed the connection{}", link.name, link.stderr_tail())
+            format!(
+                "the MCP server {:?} closed the connection{}",
+                link.name,
+                link.stderr_tail()
+            )
         }
-        other => format!("the MCP server {:?} could not be reached: {other}{}", link.name, link.stderr_tail()),
+        other => format!(
+            "the MCP server {:?} could not be reached: {other}{}",
+            link.name,
+            link.stderr_tail()
+        ),
     };
     if link.peer.is_transport_closed() {
         tracing::warn!(server = %link.name, "MCP server connection lost during a call");
@@ -154,7 +173,11 @@ fn block(c: ContentBlock) -> Block {
                 ..
             } => {
                 let media_type = mime_type.unwrap_or_else(|| "application/octet-stream".into());
-                let filename = uri.rsplit('/').next().filter(|s| !s.is_empty()).map(str::to_string);
+                let filename = uri
+                    .rsplit('/')
+                    .next()
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string);
                 if media_type.starts_with("image/") {
                     Block::Image {
                         image: media(blob, media_type),
@@ -168,6 +191,9 @@ fn block(c: ContentBlock) -> Block {
                     }
                 }
             }
+            // A resource kind newer than this client: kept as its JSON.
+            #[allow(unreachable_patterns)]
+            other => Block::json(serde_json::to_value(&other).unwrap_or(Value::Null)),
         },
         // A link is something the model may ask about, not content: said
         // in text, with what the server tells of it.
@@ -244,12 +270,18 @@ mod tests {
 
     #[test]
     fn is_error_is_a_tool_error_for_the_model() {
-        let r = result(json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}));
-        assert_eq!(outcome(r).unwrap_err(), ToolFailure::Tool(ToolError::new("no such city")));
+        let r =
+            result(json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}));
+        assert_eq!(
+            outcome(r).unwrap_err(),
+            ToolFailure::Tool(ToolError::new("no such city"))
+        );
         let r = result(json!({"content": [], "isError": true}));
         assert_eq!(
             outcome(r).unwrap_err(),
-            ToolFailure::Tool(ToolError::new("the tool reported an error without a message"))
+            ToolFailure::Tool(ToolError::new(
+                "the tool reported an error without a message"
+            ))
         );
     }
 }

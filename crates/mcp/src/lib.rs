@@ -67,6 +67,8 @@ pub struct McpServer {
 struct Inner {
     settings: Settings,
     label: String,
+    /// The server's name made safe for a tool name.
+    clash_prefix: String,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -127,6 +129,7 @@ impl McpServer {
         Ok(McpServer {
             inner: Arc::new(Inner {
                 label: format!("mcp server {:?}", settings.name),
+                clash_prefix: convert::visible_name(None, &settings.name),
                 settings,
                 state: tokio::sync::Mutex::new(State::Stopped),
             }),
@@ -160,7 +163,9 @@ impl McpServer {
                 match connection::list(s, &live.link).await {
                     Ok(tools) => {
                         tracing::debug!(server = %s.name, tools = ?tools, "MCP tools listed again");
-                        let State::Running(live) = &mut *state else { unreachable!() };
+                        let State::Running(live) = &mut *state else {
+                            unreachable!()
+                        };
                         live.tools = Arc::clone(&tools);
                         return Ok(tools);
                     }
@@ -175,7 +180,11 @@ impl McpServer {
         }
         let last = match &*state {
             State::Running(live) => Some(Arc::clone(&live.tools)),
-            State::Broken { tools, error, since } => {
+            State::Broken {
+                tools,
+                error,
+                since,
+            } => {
                 if since.elapsed() < RESTART_PAUSE {
                     tracing::debug!(server = %s.name, error = %error, "MCP server still down");
                     return Ok(Arc::clone(tools));
@@ -212,6 +221,10 @@ impl McpServer {
 impl Toolset for McpServer {
     fn name(&self) -> &str {
         &self.inner.label
+    }
+
+    fn prefix(&self) -> &str {
+        &self.inner.clash_prefix
     }
 
     fn tools(&self) -> BoxFuture<'_, Result<Arc<ToolBox>, ToolsetError>> {
@@ -281,7 +294,10 @@ impl McpServerBuilder {
 
     /// Calls to these tools (their names on the server) wait for a
     /// human's decision.
-    pub fn needs_approval_for<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tools: I) -> Self {
+    pub fn needs_approval_for<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        tools: I,
+    ) -> Self {
         self.config.needs_approval = Approval::Tools(tools.into_iter().map(Into::into).collect());
         self
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{Agent, Inner};
 use crate::engine::{DEFAULT_MAX_TOOL_OUTPUT, OnToolException, ToolBox};
 use crate::validate::ArgValidator;
-use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError};
+use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError, Toolset};
 
 /// Limits and policies of an agent's runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +50,7 @@ pub struct AgentBuilder {
     model: Arc<dyn Model>,
     instructions: Option<String>,
     tools: Vec<Tool>,
+    toolsets: Vec<Arc<dyn Toolset>>,
     limits: Limits,
     options: ModelOptions,
     approval_key: Option<Arc<[u8]>>,
@@ -62,6 +63,7 @@ impl AgentBuilder {
             model,
             instructions: None,
             tools: Vec::new(),
+            toolsets: Vec::new(),
             limits: Limits::default(),
             options: ModelOptions::default(),
             approval_key: None,
@@ -91,6 +93,16 @@ impl AgentBuilder {
     /// Offers a tool.
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Offers a toolset's tools (an MCP server's: `parlance_mcp::McpServer`)
+    /// next to the agent's own, under the same engine. It is asked before
+    /// each model call (started by the first), so its tools may change
+    /// between calls. A name two sources offer is prefixed in each toolset
+    /// (see [`Toolset::prefix`]).
+    pub fn toolset(mut self, toolset: impl Toolset) -> Self {
+        self.toolsets.push(Arc::new(toolset));
         self
     }
 
@@ -130,8 +142,10 @@ impl AgentBuilder {
                 name: self.name,
                 model: self.model,
                 instructions: self.instructions,
-                tools,
+                tools: Arc::new(tools),
                 specs,
+                toolsets: self.toolsets,
+                offer: Default::default(),
                 limits: self.limits,
                 options: self.options,
                 output,

@@ -217,13 +217,17 @@ impl Agent {
                     .arguments
                     .clone()
                     .expect("the reader requires arguments for edited");
-                match self.inner.tools.check(&call.name, call, &arguments) {
+                let (tools, _) = self.offered_now();
+                match tools.check(&call.name, call, &arguments) {
                     Check::Invalid(problems) => {
                         return Err(refuse(
                             format!("{path}.arguments"),
                             format!("invalid for {}: {}", call.name, problems.join("; ")),
                         ));
                     }
+                    // A toolset's tool not listed yet in this process:
+                    // checked when the call runs.
+                    Check::UnknownTool if !self.inner.toolsets.is_empty() => {}
                     Check::UnknownTool => {
                         return Err(refuse(
                             format!("{path}.tool_call_id"),
@@ -256,6 +260,9 @@ impl Agent {
     /// requests (so results stay in call order), and goes on.
     pub(super) async fn apply(&self, plan: ResumePlan, hooks: &Hooks) -> Response {
         let ResumePlan { mut state, decided } = plan;
+        if let Err(e) = self.refresh_tools(&mut state).await {
+            return state.failed(e);
+        }
         let mut content = state
             .request
             .messages

@@ -29,6 +29,9 @@ impl Agent {
     /// history, the failed turn last.
     pub(super) async fn retry_failed(&self, input: RunInput, hooks: &Hooks) -> Response {
         let mut state = self.start(input);
+        if let Err(e) = self.refresh_tools(&mut state).await {
+            return state.failed(e);
+        }
         let messages = &state.request.messages;
         let last = messages.len().saturating_sub(1);
         let to_rerun = messages.last().is_some_and(|m| {

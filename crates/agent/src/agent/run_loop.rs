@@ -32,6 +32,9 @@ impl Agent {
                     format!("the model was called {n} times without finishing (limit {n})"),
                 ));
             }
+            if let Err(e) = self.refresh_tools(state).await {
+                return state.failed(e);
+            }
             let message = match self.call_model(state, hooks).await {
                 Ok(m) => m,
                 Err(e) => {
@@ -72,7 +75,7 @@ impl Agent {
             let mut stop = Stop::default();
             for ((i, call), report) in runnable.iter().zip(reports) {
                 if report.result.status == ToolStatus::InvalidArguments
-                    && let Err(e) = budget.record(&call.name, &self.inner.tools)
+                    && let Err(e) = budget.record(&call.name, &state.tools)
                 {
                     stop.over_budget.get_or_insert(e);
                 }
@@ -91,7 +94,7 @@ impl Agent {
     /// An `approval_request` block in `call`'s place when it must wait
     /// for a decision (valid arguments, and the tool says so).
     pub(super) fn waiting(&self, state: &State, call: &ToolCall) -> Option<Block> {
-        match self.inner.tools.check(&call.name, call, &call.arguments) {
+        match state.tools.check(&call.name, call, &call.arguments) {
             Check::Ready {
                 needs_approval: true,
                 ..
@@ -114,7 +117,7 @@ impl Agent {
         hooks: &Hooks,
     ) -> Vec<CallReport> {
         let sink = hooks.tool_events();
-        self.inner
+        state
             .tools
             .run_calls(calls, &self.call_settings(state), sink.as_ref())
             .await
@@ -129,7 +132,7 @@ impl Agent {
                     && tool_result.status == ToolStatus::InvalidArguments
                 {
                     let name = tool_result.name.as_deref().unwrap_or("");
-                    budget.record(name, &self.inner.tools)?;
+                    budget.record(name, &state.tools)?;
                 }
             }
         }

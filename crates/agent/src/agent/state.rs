@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use parlance_format::{
-    FinishReason, Message, Response, Role, RunError, RunStatus, Turn, Usage, new_id,
+    FinishReason, Message, Response, Role, RunError, RunStatus, ToolSpec, Turn, Usage, new_id,
 };
 use parlance_model::ModelRequest;
 use serde_json::Value;
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::input::RunInput;
-use crate::engine::CallSettings;
+use crate::engine::{CallSettings, ToolBox};
 
 /// A run in progress.
 pub(super) struct State {
@@ -24,6 +24,8 @@ pub(super) struct State {
     pub(super) turn_start: usize,
     pub(super) usage: Usage,
     pub(super) finish_reason: Option<FinishReason>,
+    /// The tools offered now (the agent's, and its toolsets' as last listed).
+    pub(super) tools: Arc<ToolBox>,
     /// Cancels the run's tool calls.
     pub(super) cancel: CancellationToken,
 }
@@ -78,19 +80,51 @@ impl Agent {
         for turn in turns {
             messages.extend(turn.messages.iter().cloned());
         }
+        let (tools, specs) = self.offered_now();
         State {
+            tools,
             run_id: run_id.unwrap_or_else(|| new_id("run")),
             thread_id,
             turn_start: messages.len(),
             request: ModelRequest {
                 messages,
-                tools: self.inner.specs.to_vec(),
+                tools: specs.to_vec(),
                 options: self.inner.options.clone(),
             },
             usage: Usage::default(),
             finish_reason: None,
             cancel: CancellationToken::new(),
         }
+    }
+
+    /// The tools as last offered: the agent's, merged with its toolsets'
+    /// when they have been listed.
+    pub(super) fn offered_now(&self) -> (Arc<ToolBox>, Arc<[ToolSpec]>) {
+        match self.inner.offer.last() {
+            Some(o) => (o.tools, o.specs),
+            None => (Arc::clone(&self.inner.tools), Arc::clone(&self.inner.specs)),
+        }
+    }
+
+    /// Asks the toolsets for their tools (starting them the first time)
+    /// and offers what they list from the next model call on. A toolset
+    /// that cannot list its tools fails the run (`tools_unavailable`).
+    pub(super) async fn refresh_tools(&self, state: &mut State) -> Result<(), RunError> {
+        let sets = &self.inner.toolsets;
+        if sets.is_empty() {
+            return Ok(());
+        }
+        let listed = futures::future::join_all(sets.iter().map(|t| t.tools())).await;
+        let mut parts = Vec::with_capacity(listed.len());
+        for r in listed {
+            parts.push(r.map_err(|e| RunError::new("tools_unavailable", e.to_string()))?);
+        }
+        let offered = self.inner.offer.offer(&self.inner.tools, sets, parts);
+        if !Arc::ptr_eq(&state.tools, &offered.tools) {
+            state.tools = offered.tools;
+            state.request.tools = offered.specs.to_vec();
+        }
+        Ok(())
     }
 
     /// The state of a new run.
