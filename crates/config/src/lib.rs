@@ -38,6 +38,11 @@
 //! kind = "external"
 //! description = "Refund an order."
 //! input_schema = '{"type": "object"}'
+//!
+//! [[mcp]]                             # an MCP server; agents: mcp = ["files"]
+//! name = "files"
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
 //! ```
 //!
 //! Environment: `PARLANCE_LISTEN`, `PARLANCE_STORE_URL`,
@@ -103,6 +108,9 @@ pub struct Config {
     /// Tools that need no Rust code, by name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+    /// MCP servers (`[[mcp]]`), whose tools agents name with `mcp = [...]`.
+    #[serde(default)]
+    pub mcp: Vec<parlance_mcp::McpConfig>,
 }
 
 /// Where threads are stored.
@@ -226,6 +234,9 @@ pub struct AgentConfig {
     /// Tool names from `[tools]`.
     #[serde(default)]
     pub tools: Vec<String>,
+    /// MCP servers from `[[mcp]]`, by name: all their tools are offered.
+    #[serde(default)]
+    pub mcp: Vec<String>,
     /// Model calls per run.
     pub max_model_calls: Option<u32>,
     /// Invalid-argument calls tolerated per run.

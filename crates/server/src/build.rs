@@ -82,6 +82,16 @@ pub enum BuildError {
     /// that is not one).
     #[error(transparent)]
     Tools(#[from] parlance_agent::ToolBoxError),
+    /// An `[[mcp]]` table that cannot work (the message names it and the
+    /// setting).
+    #[error("{0}")]
+    Mcp(String),
+    /// An agent names an MCP server `[[mcp]]` does not have.
+    #[error("mcp: no [[mcp]] server named {name:?} in the configuration")]
+    UnknownMcp {
+        /// The server's name.
+        name: String,
+    },
     /// `[agents.NAME]`: what is wrong with it.
     #[error("agents.{agent}.{source}")]
     InAgent {
@@ -101,6 +111,26 @@ impl BuildError {
             source: Box::new(self),
         }
     }
+}
+
+/// The configured MCP servers (`[[mcp]]`) by name, none started yet.
+pub type McpServers = std::collections::BTreeMap<String, parlance_mcp::McpServer>;
+
+/// The `[[mcp]]` servers, checked (a bad one is an error naming it and
+/// the setting); each starts when a run first needs its tools.
+pub fn mcp_servers(config: &Config) -> Result<McpServers, BuildError> {
+    let mut servers = McpServers::new();
+    for (i, c) in config.mcp.iter().enumerate() {
+        let server = parlance_mcp::McpServer::from_config(c)
+            .map_err(|e| BuildError::Mcp(format!("mcp[{i}]: {e}")))?;
+        if servers.insert(c.name.clone(), server).is_some() {
+            return Err(BuildError::Mcp(format!(
+                "mcp[{i}].name: {:?} names two [[mcp]] servers",
+                c.name
+            )));
+        }
+    }
+    Ok(servers)
 }
 
 /// A model from `provider:model`: a provider named in `[providers]`, else
@@ -248,7 +278,8 @@ pub fn agent(
     a: &AgentConfig,
     http: &reqwest::Client,
 ) -> Result<Agent, BuildError> {
-    agent_with(config, name, a, http, model(config, &a.model)?, None)
+    let mcp = mcp_servers(config)?;
+    agent_with(config, name, a, http, &mcp, model(config, &a.model)?, None)
 }
 
 /// An agent given in a request: a provider's model only. Local models
@@ -272,6 +303,7 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         None,
         a,
         &state.http,
+        &state.mcp,
         model,
         Some(state.signer.approval_key()),
     )
@@ -283,6 +315,7 @@ pub fn agent_with(
     name: Option<&str>,
     a: &AgentConfig,
     http: &reqwest::Client,
+    mcp: &McpServers,
     model: Arc<dyn Model>,
     approval_key: Option<Arc<[u8]>>,
 ) -> Result<Agent, BuildError> {
@@ -322,6 +355,12 @@ pub fn agent_with(
     }
     for t in &a.tools {
         b = b.tool(tool(config, t, http)?);
+    }
+    for m in &a.mcp {
+        let server = mcp
+            .get(m)
+            .ok_or_else(|| BuildError::UnknownMcp { name: m.clone() })?;
+        b = b.toolset(server.clone());
     }
     Ok(b.build()?)
 }

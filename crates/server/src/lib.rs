@@ -125,7 +125,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let sweeper = tokio::spawn(sweep_forever(state.store.clone()));
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
-    let served = axum::serve(listener, router(state))
+    let served = axum::serve(listener, router(Arc::clone(&state)))
         .with_graceful_shutdown(async {
             shutdown().await;
             // Live pages' streams would hold the shutdown open.
@@ -134,6 +134,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .await
         .map_err(StartError::Serve);
     sweeper.abort();
+    state.shutdown().await;
     served
 }
 

@@ -34,6 +34,8 @@ pub struct AppState {
     pub redactor: Arc<Redactor>,
     /// The HTTP client of `http` tools.
     pub http: reqwest::Client,
+    /// The `[[mcp]]` servers, shared by the agents that name them.
+    pub mcp: build::McpServers,
 }
 
 /// Shared state for the handlers.
@@ -46,6 +48,11 @@ impl FromRef<Shared> for Tokens {
 }
 
 impl AppState {
+    /// Stops the MCP servers (their processes, their sessions).
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.mcp.values().map(|s| s.shutdown())).await;
+    }
+
     /// The store opened (and migrated, its dead runs swept), every local
     /// model of the configuration loaded once (off the async workers),
     /// every agent of the configuration built (a bad one is an error
@@ -87,6 +94,7 @@ impl AppState {
                 local_models.insert(a.model.clone(), m);
             }
         }
+        let mcp = build::mcp_servers(&config)?;
         let mut agents = HashMap::new();
         for (name, a) in &config.agents {
             let model = match local_models.get(&a.model) {
@@ -98,6 +106,7 @@ impl AppState {
                 Some(name),
                 a,
                 &http,
+                &mcp,
                 model,
                 Some(signer.approval_key()),
             )
@@ -113,6 +122,7 @@ impl AppState {
             signer,
             redactor,
             http,
+            mcp,
         })
     }
 }
