@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::tool::{Handler, Outcome, SharedError, Tool, ToolContext, ToolFailure};
 use crate::validate::{ArgValidator, SchemaError};
@@ -319,6 +320,25 @@ impl ToolBox {
     /// Runs one call with the given arguments (the model's, or a reviewer's
     /// edit): validation, the function, its timeout, its failure policy.
     pub async fn run_call(
+        &self,
+        index: usize,
+        call: &ToolCall,
+        arguments: &Value,
+        settings: &CallSettings,
+        events: Option<&EventSink>,
+    ) -> CallReport {
+        let started = Instant::now();
+        let span = crate::telemetry::tool_span(&call.name, &call.id, arguments);
+        let report = self
+            .run_call_now(index, call, arguments, settings, events)
+            .instrument(span.clone())
+            .await;
+        let known = self.by_name.contains_key(&call.name);
+        crate::telemetry::tool_ended(&span, &report.result, known, started.elapsed());
+        report
+    }
+
+    async fn run_call_now(
         &self,
         index: usize,
         call: &ToolCall,

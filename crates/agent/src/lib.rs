@@ -14,6 +14,7 @@ pub mod agent;
 mod digest;
 pub mod engine;
 pub mod run;
+pub mod telemetry;
 pub mod tool;
 pub mod toolset;
 pub mod validate;

@@ -10,6 +10,7 @@
 //! | `POST /v1/threads/{id}/retry` | retry the thread's failed last run |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document (also checked in as `schema/openapi.json`) |
 //! | `GET /healthz` | liveness |
+//! | `GET /metrics` | Prometheus metrics (operators; see `metrics.rs`) |
 //! | `/ui` | the approval inbox: web pages for the people who decide ([`ui`]) |
 //!
 //! Errors are `{"error": {"code", "message"}}`; invalid requests name the
@@ -24,6 +25,7 @@ pub mod build;
 pub use parlance_config as config;
 pub mod error;
 pub mod http_tool;
+pub mod metrics;
 mod openapi;
 pub mod runs;
 pub mod secrets;
@@ -69,6 +71,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/threads/{id}/retry", post(runs::retry))
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/metrics", get(metrics::metrics))
         .merge(ui::routes(&state))
         .fallback(error::fallback)
         .method_not_allowed_fallback(error::method_not_allowed)
@@ -114,6 +117,8 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .unwrap_or_else(|| "127.0.0.1:8080".into());
     check_exposure(&config, &listen)?;
     raise_fd_limit();
+    // Recording starts now, so that /metrics counts every run.
+    metrics::handle();
     let state = Arc::new(AppState::new(config).await?);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await

@@ -119,7 +119,12 @@ impl Hooks {
     /// Keeps a step, when someone stores the run.
     pub(crate) async fn commit(&self, step: Step<'_>) -> Result<(), CheckpointError> {
         match &self.checkpoint {
-            Some(c) => c.commit(step).await,
+            Some(c) => {
+                let started = std::time::Instant::now();
+                let kept = c.commit(step).await;
+                crate::telemetry::store_write(kept.is_ok(), started.elapsed());
+                kept
+            }
             None => Ok(()),
         }
     }

@@ -13,6 +13,8 @@ use super::events::{Hooks, RunEvent, Step};
 use super::state::State;
 use super::turn::{Place, Stop, not_stored};
 use crate::engine::{BudgetExceeded, CallReport, Check, InvalidArgumentsBudget};
+use crate::telemetry;
+use tracing::Instrument;
 
 impl Agent {
     /// The loop: model, tools, model... until done, paused or failed.
@@ -139,7 +141,21 @@ impl Agent {
         Ok(budget)
     }
 
+    /// One model call, in its `chat` span.
     async fn call_model(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {
+        let model = &self.inner.model;
+        let (provider, id) = (model.provider(), model.model_id());
+        let span = telemetry::chat_span(provider, id, &state.request.messages);
+        let started = std::time::Instant::now();
+        let answer = self
+            .call_model_now(state, hooks)
+            .instrument(span.clone())
+            .await;
+        telemetry::chat_ended(&span, provider, id, answer.as_ref(), started.elapsed());
+        answer
+    }
+
+    async fn call_model_now(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {
         let model = &self.inner.model;
         // Artifacts are kept with the thread, never sent to a model: a
         // request that holds any is sent without them.
