@@ -103,7 +103,7 @@ pub(crate) fn run_span(name: Option<&str>, provider: &str, model: &str) -> traci
         gen_ai.usage.output_tokens = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-        otel.status_message = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     )
 }
 
@@ -113,12 +113,12 @@ pub(crate) fn run_ended(span: &tracing::Span, r: &parlance_format::Response, ela
         span.record("parlance.run.id", r.id.as_deref());
         span.record("gen_ai.conversation.id", r.thread_id.as_deref());
         span.record("parlance.run.status", r.status.as_str());
-        span.record("gen_ai.usage.input_tokens", r.usage.input_tokens);
-        span.record("gen_ai.usage.output_tokens", r.usage.output_tokens);
+        span.record("gen_ai.usage.input_tokens", r.usage.input_tokens as i64);
+        span.record("gen_ai.usage.output_tokens", r.usage.output_tokens as i64);
         if let Some(e) = &r.error {
             span.record("error.type", e.code.as_str());
             span.record("otel.status_code", "ERROR");
-            span.record("otel.status_message", e.message.as_str());
+            span.record("otel.status_description", e.message.as_str());
         }
     }
     if metrics_on() {
@@ -151,7 +151,7 @@ pub(crate) fn chat_span(
         gen_ai.output.messages = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-        otel.status_message = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     );
     if !span.is_disabled() && capture_content() {
         span.record(
@@ -184,8 +184,8 @@ pub(crate) fn chat_ended(
                     );
                 }
                 if let Some(u) = usage {
-                    span.record("gen_ai.usage.input_tokens", u.input_tokens);
-                    span.record("gen_ai.usage.output_tokens", u.output_tokens);
+                    span.record("gen_ai.usage.input_tokens", u.input_tokens as i64);
+                    span.record("gen_ai.usage.output_tokens", u.output_tokens as i64);
                 }
                 if capture_content() {
                     span.record(
@@ -197,7 +197,7 @@ pub(crate) fn chat_ended(
             Err(e) => {
                 span.record("error.type", e.kind());
                 span.record("otel.status_code", "ERROR");
-                span.record("otel.status_message", e.to_string());
+                span.record("otel.status_description", e.to_string());
             }
         }
     }
@@ -233,7 +233,7 @@ pub(crate) fn tool_span(tool: &str, call_id: &str, arguments: &serde_json::Value
         parlance.tool.status = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-        otel.status_message = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     );
     if !span.is_disabled() && capture_content() {
         span.record("gen_ai.tool.call.arguments", arguments.to_string());
@@ -257,7 +257,7 @@ pub(crate) fn tool_ended(
             span.record("error.type", status.as_str());
             span.record("otel.status_code", "ERROR");
             let text: Vec<&str> = result.content.iter().filter_map(|b| b.as_text()).collect();
-            span.record("otel.status_message", text.join("\n"));
+            span.record("otel.status_description", text.join("\n"));
         }
         if capture_content() {
             span.record(

@@ -6,7 +6,9 @@
 use std::io::Write;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{FilterExt, filter_fn};
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::prelude::*;
 
 /// Standard error, with configured secrets scrubbed from each write (the
 /// formatter writes each event in one piece).
@@ -30,22 +32,60 @@ impl<'a> MakeWriter<'a> for Scrubbed {
     }
 }
 
-/// Installs the subscriber. `format` is `text` or `json`.
-pub fn init(default_level: &str, format: &str) -> Result<(), String> {
+/// What must happen before the process exits: the spans still in the
+/// exporter's batch are sent. Call [`Guard::flush`] (dropping it does too).
+pub struct Guard(Option<opentelemetry_sdk::trace::SdkTracerProvider>);
+
+impl Guard {
+    /// Sends the spans not yet exported (waits for the exporter).
+    pub fn flush(&mut self) {
+        if let Some(p) = self.0.take()
+            && let Err(e) = p.shutdown()
+        {
+            eprintln!("warning: exporting the last traces failed: {e}");
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Installs the subscriber. `format` is `text` or `json`. With
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` set, the GenAI spans of runs
+/// (`parlance_agent::telemetry`) are exported too (see `otel.rs`).
+pub fn init(default_level: &str, format: &str) -> Result<Guard, String> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // The GenAI spans are for the exporter, not the log lines.
+    let filter = filter.and(filter_fn(|m| {
+        m.target() != parlance_agent::telemetry::TARGET
+    }));
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(Scrubbed)
         .with_target(true);
-    let installed = match format {
-        "json" => builder.json().flatten_event(true).try_init(),
-        "text" => builder.with_ansi(false).try_init(),
+    let fmt = match format {
+        "json" => fmt.json().flatten_event(true).with_filter(filter).boxed(),
+        "text" => fmt.with_ansi(false).with_filter(filter).boxed(),
         other => {
             return Err(format!(
                 "--log-format: expected text or json, got {other:?}"
             ));
         }
     };
-    installed.map_err(|e| format!("installing the log subscriber: {e}"))
+    let mut layers = vec![fmt];
+    let provider = match crate::otel::layer()? {
+        Some((layer, provider)) => {
+            layers.push(layer);
+            Some(provider)
+        }
+        None => None,
+    };
+    tracing_subscriber::registry()
+        .with(layers)
+        .try_init()
+        .map_err(|e| format!("installing the log subscriber: {e}"))?;
+    Ok(Guard(provider))
 }

@@ -7,6 +7,7 @@ mod interactive;
 mod logging;
 mod model;
 mod options;
+mod otel;
 mod threads;
 mod validate;
 
@@ -192,17 +193,22 @@ fn main() -> ExitCode {
     } else {
         "warn"
     };
-    if let Err(message) = logging::init(level, &cli.log_format) {
-        eprintln!("error: {message}");
-        return ExitCode::from(2);
-    }
-    match run(cli.command) {
+    let mut traces = match logging::init(level, &cli.log_format) {
+        Ok(guard) => guard,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = match run(cli.command) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::from(2)
         }
-    }
+    };
+    traces.flush();
+    code
 }
 
 fn run(command: Command) -> Result<ExitCode, String> {
