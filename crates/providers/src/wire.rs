@@ -279,3 +279,45 @@ pub(crate) fn scoped_extra(extra: Map<String, Value>, format: &str) -> Map<Strin
     }
     out
 }
+
+/// A decoded answer is what the canonical reader accepts (call ids and
+/// names not empty, media with a type...): checked here, once, rather than
+/// trusted, so a provider's odd answer is a malformed response and never
+/// a message that fails later, where it is stored or sent on.
+pub(crate) fn checked_message(
+    m: parlance_format::Message,
+) -> Result<parlance_format::Message, ModelError> {
+    let v = serde_json::to_value(&m).map_err(|e| malformed(format!("in canonical form: {e}")))?;
+    parlance_format::Message::from_value(&v)
+        .map_err(|e| malformed(format!("in canonical form, {e}")))?;
+    Ok(m)
+}
+
+/// A stream decoder whose final message is checked (see
+/// [`checked_message`]); every wire format's decoder is one.
+pub(crate) struct Checked<D>(pub D);
+
+impl<D: crate::transport::StreamDecoder> crate::transport::StreamDecoder for Checked<D> {
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+    ) -> Result<Vec<parlance_model::StreamEvent>, ModelError> {
+        check_done(self.0.event(name, data)?)
+    }
+
+    fn end(&mut self) -> Result<Vec<parlance_model::StreamEvent>, ModelError> {
+        check_done(self.0.end()?)
+    }
+}
+
+fn check_done(
+    events: Vec<parlance_model::StreamEvent>,
+) -> Result<Vec<parlance_model::StreamEvent>, ModelError> {
+    for e in &events {
+        if let parlance_model::StreamEvent::Done(m) = e {
+            checked_message(m.clone())?;
+        }
+    }
+    Ok(events)
+}

@@ -242,3 +242,61 @@ fn a_tool_result_answering_no_call_is_refused() {
         "{e}"
     );
 }
+
+/// Found by `decode_stream_openai_chat`: argument fragments for a call
+/// whose first fragment (with its id and name) never came made a call with
+/// an empty id and name, which the canonical reader refuses.
+#[test]
+fn a_chat_stream_call_without_its_id_or_name_is_malformed() {
+    let chunk = |tc: Value| {
+        (
+            String::new(),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}, "finish_reason": null}]})
+                .to_string(),
+        )
+    };
+    let events = vec![
+        chunk(
+            json!({"index": 1, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}),
+        ),
+        chunk(json!({"index": 0, "function": {"arguments": "{\"a\": 1}"}})),
+    ];
+    let e = OPENAI_CHAT.decode_stream(&events).unwrap_err();
+    assert!(
+        malformed(&e).contains("tool_calls[index 0].id: the call's first fragment has no id"),
+        "{e}"
+    );
+    let no_name = vec![chunk(
+        json!({"index": 0, "id": "c", "function": {"arguments": "{}"}}),
+    )];
+    let e = OPENAI_CHAT.decode_stream(&no_name).unwrap_err();
+    assert!(malformed(&e).contains("function.name"), "{e}");
+}
+
+/// Every decoder's answer is checked by the canonical reader: a call
+/// with an empty id (from a non-streamed answer or a stream) is a
+/// malformed response, not a message that fails where it is stored.
+#[test]
+fn answers_the_canonical_reader_refuses_are_malformed() {
+    let anthropic = json!({"content": [{"type": "tool_use", "id": "", "name": "f", "input": {}}],
+        "stop_reason": "tool_use"});
+    let e = (ANTHROPIC.decode_response)(&anthropic).unwrap_err();
+    assert!(malformed(&e).contains("in canonical form"), "{e}");
+    assert!(malformed(&e).contains("tool_call.id"), "{e}");
+    let chat = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}]});
+    let e = (OPENAI_CHAT.decode_response)(&chat).unwrap_err();
+    assert!(malformed(&e).contains("tool_call.id"), "{e}");
+    // A Responses stream whose arguments arrive for an item never added.
+    let events: Vec<(String, String)> = [
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"}),
+        json!({"type": "response.completed", "response": {"id": "r", "status": "completed", "output": []}}),
+    ]
+    .iter()
+    .map(|e| (String::new(), e.to_string()))
+    .collect();
+    if let Err(e) = RESPONSES.decode_stream(&events) {
+        malformed(&e);
+    }
+}

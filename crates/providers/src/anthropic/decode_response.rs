@@ -75,6 +75,11 @@ pub(crate) fn block(b: &Value, what: &str) -> Result<Option<Block>, ModelError> 
 
 /// A response body → the assistant message.
 pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
+    // What the canonical reader refuses is a malformed response here.
+    crate::wire::checked_message(decode(body)?)
+}
+
+fn decode(body: &Value) -> Result<Message, ModelError> {
     if body.get("type").and_then(Value::as_str) == Some("error") {
         return Err(classify(200, body.to_string().as_bytes(), None));
     }

@@ -37,7 +37,7 @@ pub static FORMAT: WireFormat = WireFormat {
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
     decode_response: decode_response::decode_response,
-    stream_decoder: || Box::new(stream::AnthropicStream::new()),
+    stream_decoder: || Box::new(crate::wire::Checked(stream::AnthropicStream::new())),
     classify: errors::classify,
     endpoint: Endpoint {
         path: "/v1/messages",

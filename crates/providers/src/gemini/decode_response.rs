@@ -158,6 +158,11 @@ fn media_block(m: Media) -> Block {
 
 /// A response body → the assistant message.
 pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
+    // What the canonical reader refuses is a malformed response here.
+    crate::wire::checked_message(decode(body)?)
+}
+
+fn decode(body: &Value) -> Result<Message, ModelError> {
     if let Some(e) = body.get("error") {
         return Err(error_object(e, None));
     }

@@ -35,7 +35,7 @@ pub static FORMAT: WireFormat = WireFormat {
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
     decode_response: decode_response::decode_response,
-    stream_decoder: || Box::new(stream::GeminiStream::new()),
+    stream_decoder: || Box::new(crate::wire::Checked(stream::GeminiStream::new())),
     classify: errors::classify,
     endpoint: Endpoint {
         path: "/models/{model}:generateContent",

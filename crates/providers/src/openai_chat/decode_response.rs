@@ -58,6 +58,11 @@ pub(crate) fn reasoning_text(m: &Value) -> Option<&str> {
 
 /// A response body → the assistant message.
 pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
+    // What the canonical reader refuses is a malformed response here.
+    crate::wire::checked_message(decode(body)?)
+}
+
+fn decode(body: &Value) -> Result<Message, ModelError> {
     let choice = body
         .get("choices")
         .and_then(Value::as_array)

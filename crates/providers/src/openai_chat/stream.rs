@@ -132,12 +132,26 @@ impl ChatStream {
                 let at = match self.calls_at.iter().find(|(k, _)| *k == idx) {
                     Some((_, at)) => *at,
                     None => {
+                        // The first fragment of a call names it: a call
+                        // without its id or name cannot be answered.
                         let f = tc.get("function");
-                        let id = tc.get("id").and_then(Value::as_str).unwrap_or_default();
+                        let what = format!("choices[0].delta.tool_calls[index {idx}]");
+                        let id = tc
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.is_empty())
+                            .ok_or_else(|| {
+                                malformed(format!("{what}.id: the call's first fragment has no id"))
+                            })?;
                         let name = f
                             .and_then(|f| f.get("name"))
                             .and_then(Value::as_str)
-                            .unwrap_or_default();
+                            .filter(|s| !s.is_empty())
+                            .ok_or_else(|| {
+                                malformed(format!(
+                                    "{what}.function.name: the call's first fragment has no name"
+                                ))
+                            })?;
                         let shell = Block::ToolCall {
                             tool_call: ToolCall::new(id, name, Value::Null),
                         };

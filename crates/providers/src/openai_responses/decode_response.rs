@@ -154,6 +154,11 @@ pub fn finish_reason(response: &Value, blocks: &[Block]) -> (FinishReason, Strin
 
 /// A response body → the assistant message.
 pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
+    // What the canonical reader refuses is a malformed response here.
+    crate::wire::checked_message(decode(body)?)
+}
+
+fn decode(body: &Value) -> Result<Message, ModelError> {
     if body.get("status").and_then(Value::as_str) == Some("failed") {
         let e = body.get("error").unwrap_or(&Value::Null);
         return Err(error_object(e));

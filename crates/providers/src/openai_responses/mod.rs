@@ -51,7 +51,7 @@ pub static FORMAT: WireFormat = WireFormat {
     decode_request: decode_request::decode_request,
     encode_request: to_wire::encode_request,
     decode_response: decode_response::decode_response,
-    stream_decoder: || Box::new(stream::ResponsesStream::new()),
+    stream_decoder: || Box::new(crate::wire::Checked(stream::ResponsesStream::new())),
     classify: crate::openai_common::classify,
     endpoint: Endpoint {
         path: "/responses",
