@@ -376,3 +376,25 @@ async fn shutdown_and_drop_end_the_process() {
         wait_gone(pid).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_never_answers_initialize_times_out_naming_it() {
+    // `sleep` reads nothing and writes nothing: no MCP server at all.
+    let mcp = McpServer::stdio("mute", "sleep")
+        .args(["30"])
+        .startup_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let model = ScriptedModel::new([says("never")]);
+    let agent = Agent::builder(model.clone()).toolset(mcp).build().unwrap();
+    let started = std::time::Instant::now();
+    let r = agent.run("go").await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "tools_unavailable");
+    assert_eq!(
+        e.message,
+        "mcp server \"mute\": could not start: no answer to initialize within 300 ms"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(model.received().is_empty());
+}
