@@ -175,3 +175,50 @@ async fn a_toolset_that_cannot_list_its_tools_fails_the_run_before_the_model() {
     assert_eq!(e.message, "fake a: could not start: no such program");
     assert!(model.received().is_empty());
 }
+
+#[tokio::test]
+async fn an_edit_of_a_toolset_call_is_checked_against_its_schema() {
+    let careful = echo("pay", "paid").needs_approval();
+    let a = Fake::new("a", vec![careful]);
+    let model = ScriptedModel::new([calls(&[("c1", "pay", json!({"n": 1}))]), says("done")]);
+    let agent = Agent::builder(model.clone())
+        .toolset(Arc::clone(&a))
+        .build()
+        .unwrap();
+    assert_eq!(agent.settings()["toolsets"], json!(["fake a"]));
+    let paused = agent.run("go").await;
+    assert_eq!(
+        paused.status,
+        RunStatus::RequiresApproval,
+        "{:?}",
+        paused.error
+    );
+    let digest = paused.pending[0].digest.clone();
+    let edit = |n: Value| parlance_format::Decision {
+        tool_call_id: "c1".into(),
+        digest: digest.clone(),
+        decision: parlance_format::DecisionKind::Edited,
+        arguments: Some(json!({"n": n})),
+        reason: None,
+        content: None,
+    };
+    let refused = agent
+        .resume(parlance_agent::Resume {
+            turns: vec![],
+            paused: paused.clone(),
+            decisions: vec![edit(json!("x"))],
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("invalid for pay"), "{refused}");
+    let r = agent
+        .resume(parlance_agent::Resume {
+            turns: vec![],
+            paused,
+            decisions: vec![edit(json!(2))],
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+}
