@@ -518,12 +518,46 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// Bytes of JSON a result's content takes (what would be stored and sent).
+/// The bytes of JSON a result's content takes (what would be stored and
+/// sent) when that is over `limit`; `None` when it fits. Every call's
+/// result is checked, so the check is cheap: plain text is bounded without
+/// writing it out (JSON escapes a byte into at most six, and a text
+/// block's framing is 25 bytes), and anything else is counted as it is
+/// written, building no string (a string per block made each call ~15%
+/// slower in `cargo bench -p parlance-agent --bench tools`).
+fn over_limit(content: &[Block], limit: usize) -> Option<usize> {
+    let bound = content.iter().try_fold(0usize, |sum, b| match b {
+        Block::Text(t) if t.signature.is_none() && t.item_id.is_none() && t.provider.is_none() => {
+            Some(sum.saturating_add(t.text.len().saturating_mul(6).saturating_add(32)))
+        }
+        _ => None,
+    });
+    if bound.is_some_and(|b| b <= limit) {
+        return None;
+    }
+    let size = output_size(content);
+    (size > limit).then_some(size)
+}
+
+/// Bytes of JSON `content` takes, counted as it is written out.
 fn output_size(content: &[Block]) -> usize {
-    content
-        .iter()
-        .map(|b| serde_json::to_string(b).map_or(0, |s| s.len()))
-        .sum()
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    for b in content {
+        // Writing to a counter cannot fail; a block that cannot be written
+        // as JSON counts what was written before it failed.
+        let _ = serde_json::to_writer(&mut count, b);
+    }
+    count.0
 }
 
 /// A byte count for people: `20.0 MiB`, `512 KiB`, `300 bytes`.
@@ -548,8 +582,7 @@ fn finish(
 ) -> CallReport {
     match exec {
         Exec::Done(Ok(content)) => {
-            let size = output_size(&content);
-            if size > max_output {
+            if let Some(size) = over_limit(&content, max_output) {
                 tracing::warn!(tool = %call.name, call_id = %call.id, size, limit = max_output, "tool output over its limit was dropped");
                 return plain(
                     call,

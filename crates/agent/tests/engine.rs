@@ -649,3 +649,52 @@ async fn tool_output_over_the_limit_is_dropped() {
         )
     );
 }
+
+/// The limit is on the result as JSON, escapes included, and a result of
+/// exactly the limit fits: text of control characters (six bytes each in
+/// JSON) is measured as written, not by its length.
+#[tokio::test]
+async fn tool_output_is_measured_as_json() {
+    let mut tools = ToolBox::new();
+    for (name, text, limit) in [
+        ("escaped", "\u{1}".repeat(100), 560),
+        ("exact", "x".repeat(100), 125),
+        ("one_over", "x".repeat(100), 124),
+    ] {
+        tools
+            .add(
+                Tool::new(name, "Answers.", move |_: Value, _c: ToolContext| {
+                    let text = text.clone();
+                    async move { Ok::<_, ToolError>(text) }
+                })
+                .max_output(limit),
+            )
+            .unwrap();
+    }
+    let settings = CallSettings::default();
+    let run = |name: &'static str| {
+        let call = ToolCall::new("c1", name, json!({}));
+        let (tools, settings) = (&tools, &settings);
+        async move { tools.run_call(0, &call, &json!({}), settings, None).await }
+    };
+    let escaped = run("escaped").await;
+    assert_eq!(
+        escaped.result.content[0].as_text(),
+        Some(
+            "escaped returned 625 bytes, more than its output limit of 560 bytes; the output was dropped"
+        )
+    );
+    let exact = run("exact").await;
+    assert_eq!(exact.result.status, ToolStatus::Ok);
+    assert_eq!(
+        exact.result.content[0].as_text(),
+        Some("x".repeat(100).as_str())
+    );
+    let over = run("one_over").await;
+    assert_eq!(
+        over.result.content[0].as_text(),
+        Some(
+            "one_over returned 125 bytes, more than its output limit of 124 bytes; the output was dropped"
+        )
+    );
+}
