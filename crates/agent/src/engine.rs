@@ -20,6 +20,13 @@ use tracing::Instrument;
 use crate::tool::{Handler, Outcome, SharedError, Tool, ToolContext, ToolFailure};
 use crate::validate::{ArgValidator, SchemaError};
 
+mod budget;
+mod output;
+
+pub use budget::{BudgetExceeded, InvalidArgumentsBudget};
+pub(crate) use output::bytes;
+use output::over_limit;
+
 /// What the model learns when a tool fails unexpectedly (an error it did
 /// not plan for, or a panic). `ToolError`s and invalid arguments always go
 /// back to the model whatever this says.
@@ -518,61 +525,6 @@ fn seconds(d: Duration) -> String {
     }
 }
 
-/// The bytes of JSON a result's content takes (what would be stored and
-/// sent) when that is over `limit`; `None` when it fits. Every call's
-/// result is checked, so the check is cheap: plain text is bounded without
-/// writing it out (JSON escapes a byte into at most six, and a text
-/// block's framing is 25 bytes), and anything else is counted as it is
-/// written, building no string (a string per block made each call ~15%
-/// slower in `cargo bench -p parlance-agent --bench tools`).
-fn over_limit(content: &[Block], limit: usize) -> Option<usize> {
-    let bound = content.iter().try_fold(0usize, |sum, b| match b {
-        Block::Text(t) if t.signature.is_none() && t.item_id.is_none() && t.provider.is_none() => {
-            Some(sum.saturating_add(t.text.len().saturating_mul(6).saturating_add(32)))
-        }
-        _ => None,
-    });
-    if bound.is_some_and(|b| b <= limit) {
-        return None;
-    }
-    let size = output_size(content);
-    (size > limit).then_some(size)
-}
-
-/// Bytes of JSON `content` takes, counted as it is written out.
-fn output_size(content: &[Block]) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    for b in content {
-        // Writing to a counter cannot fail; a block that cannot be written
-        // as JSON counts what was written before it failed.
-        let _ = serde_json::to_writer(&mut count, b);
-    }
-    count.0
-}
-
-/// A byte count for people: `20.0 MiB`, `512 KiB`, `300 bytes`.
-pub(crate) fn bytes(n: usize) -> String {
-    const KIB: f64 = 1024.0;
-    let f = n as f64;
-    if f >= KIB * KIB {
-        format!("{:.1} MiB", f / (KIB * KIB))
-    } else if f >= KIB {
-        format!("{:.0} KiB", f / KIB)
-    } else {
-        format!("{n} bytes")
-    }
-}
-
 fn finish(
     call: &ToolCall,
     exec: Exec,
@@ -648,60 +600,5 @@ fn finish(
                 seconds(timeout)
             ),
         ),
-    }
-}
-
-/// Counts invalid-argument calls in a run against the agent's budget and
-/// each tool's own.
-#[derive(Debug, Clone, Default)]
-pub struct InvalidArgumentsBudget {
-    limit: u32,
-    total: u32,
-    per_tool: HashMap<String, u32>,
-}
-
-/// The model sent invalid arguments more often than allowed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the model sent invalid arguments {count} times{}, more than the {limit} allowed", .tool.as_ref().map(|t| format!(" to {t}")).unwrap_or_default())]
-pub struct BudgetExceeded {
-    /// The tool whose own budget ran out (`None`: the agent's).
-    pub tool: Option<String>,
-    /// The limit.
-    pub limit: u32,
-    /// How many invalid calls there were.
-    pub count: u32,
-}
-
-impl InvalidArgumentsBudget {
-    /// A budget of `limit` invalid calls per run (tools may set their own).
-    pub fn new(limit: u32) -> Self {
-        InvalidArgumentsBudget {
-            limit,
-            ..Default::default()
-        }
-    }
-
-    /// Counts one invalid call to `tool`; errors when a budget is spent.
-    pub fn record(&mut self, tool: &str, tools: &ToolBox) -> Result<(), BudgetExceeded> {
-        self.total += 1;
-        let n = self.per_tool.entry(tool.to_string()).or_insert(0);
-        *n += 1;
-        if let Some(limit) = tools.get(tool).and_then(|t| t.max_invalid_arguments)
-            && *n > limit
-        {
-            return Err(BudgetExceeded {
-                tool: Some(tool.to_string()),
-                limit,
-                count: *n,
-            });
-        }
-        if self.total > self.limit {
-            return Err(BudgetExceeded {
-                tool: None,
-                limit: self.limit,
-                count: self.total,
-            });
-        }
-        Ok(())
     }
 }
