@@ -5,10 +5,8 @@
 //! errors).
 
 use napi_derive::napi;
-use parlance::format::{ToolSpec, messages_from_value};
-use parlance::providers::{WIRE_FORMATS, WireFormat, wire_format};
-use parlance::{ModelOptions, ModelRequest};
-use serde_json::{Map, Value, json};
+use parlance::providers::{RequestDocument, WIRE_FORMATS, WireFormat, wire_format, write_request};
+use serde_json::json;
 
 use crate::errors::{config_error, format_error, format_message, parse};
 
@@ -28,87 +26,6 @@ fn lookup(name: &str, what: &str) -> napi::Result<Option<&'static WireFormat>> {
             names()
         ))
     })
-}
-
-/// A canonical request: `{"model"?, "messages", "tools"?, "options"?}` or
-/// a list of messages.
-fn canonical_request(v: &Value) -> napi::Result<(Option<String>, ModelRequest)> {
-    let (messages, obj) = match v {
-        Value::Array(_) => (v, None),
-        Value::Object(o) => (
-            o.get("messages")
-                .ok_or_else(|| format_message("messages: required field missing"))?,
-            Some(o),
-        ),
-        _ => {
-            return Err(format_message(
-                "(root): expected a conversation (a list of messages or an object with \"messages\")",
-            ));
-        }
-    };
-    let prefix = if obj.is_some() { "messages" } else { "" };
-    let mut req = ModelRequest {
-        messages: messages_from_value(messages, prefix).map_err(|e| format_error(&e))?,
-        ..Default::default()
-    };
-    let mut model = None;
-    for (k, val) in obj.into_iter().flatten() {
-        match k.as_str() {
-            "messages" => {}
-            "model" => {
-                model = Some(
-                    val.as_str()
-                        .ok_or_else(|| format_message("model: expected a string"))?
-                        .to_string(),
-                )
-            }
-            "tools" => {
-                let tools = val
-                    .as_array()
-                    .ok_or_else(|| format_message("tools: expected a list"))?;
-                for (i, t) in tools.iter().enumerate() {
-                    req.tools.push(
-                        ToolSpec::from_value(t)
-                            .map_err(|e| format_error(&e.under(&format!("tools[{i}]"))))?,
-                    );
-                }
-            }
-            "options" => {
-                req.options = serde_json::from_value::<ModelOptions>(val.clone())
-                    .map_err(|e| format_message(format!("options: {e}")))?
-            }
-            other => {
-                return Err(format_message(format!(
-                    "{other}: unknown field (expected one of: model, messages, tools, options)"
-                )));
-            }
-        }
-    }
-    Ok((model, req))
-}
-
-fn canonical_document(model: Option<String>, req: &ModelRequest) -> Value {
-    let mut doc = Map::new();
-    if let Some(m) = model {
-        doc.insert("model".into(), json!(m));
-    }
-    doc.insert(
-        "messages".into(),
-        serde_json::to_value(&req.messages).expect("json"),
-    );
-    if !req.tools.is_empty() {
-        doc.insert(
-            "tools".into(),
-            serde_json::to_value(&req.tools).expect("json"),
-        );
-    }
-    if req.options != ModelOptions::default() {
-        doc.insert(
-            "options".into(),
-            serde_json::to_value(&req.options).expect("json"),
-        );
-    }
-    Value::Object(doc)
 }
 
 /// Converts `value` (JSON text of a `request` or a `response`) from one
@@ -143,30 +60,28 @@ pub fn convert(
             serde_json::to_value(&message).expect("json")
         }
         "request" => {
-            let (doc_model, req) = match from_fmt {
-                None => canonical_request(&v)?,
+            // The same translation as `parlance convert`: the decoder's
+            // warnings, the stream flag and options for other APIs named.
+            let mut doc = match from_fmt {
+                None => RequestDocument::from_value(&v).map_err(|e| format_error(&e))?,
                 Some(f) => {
                     let d = (f.decode_request)(&v).map_err(model_error)?;
-                    (d.model, d.request)
+                    warnings.extend(d.warnings.iter().cloned());
+                    d.document()
                 }
             };
-            let model = model.or(doc_model);
+            if let Some(m) = model {
+                doc.model = Some(m);
+            }
             match to_fmt {
-                None => canonical_document(model, &req),
+                None => doc.to_value(),
                 Some(t) => {
-                    let model = model.ok_or_else(|| {
+                    let model = doc.model.clone().ok_or_else(|| {
                         config_error(
                             "model: required to write a request (the input names no model)",
                         )
                     })?;
-                    let mut req = req;
-                    if let Some(f) = from_fmt
-                        && f.provider != t.provider
-                        && let Some(extra) = req.options.extra.remove(f.provider)
-                    {
-                        warnings.push(format!("options for {} dropped: {extra}", f.provider));
-                    }
-                    let encoded = (t.encode_request)(&req, &model, false).map_err(model_error)?;
+                    let encoded = write_request(t, &doc, &model).map_err(model_error)?;
                     warnings.extend(encoded.warnings);
                     encoded.body
                 }

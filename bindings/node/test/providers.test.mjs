@@ -58,3 +58,15 @@ test("format.convert: a provider's request to another's, through the canonical f
   assert.throws(() => format.convert({ messages: [{ role: "robot", content: [] }] }, { from: "canonical", to: "anthropic", model: "m" }), FormatError);
   assert.throws(() => format.convert([], { from: "canonical", to: "anthropic" }), /model: required to write a request/);
 });
+
+test("format.convert: what is not carried is named (the same translation as parlance convert)", () => {
+  const responses = { model: "gpt-5", input: [{ role: "user", content: "hi" }], include: ["reasoning.encrypted_content"], stream: true };
+  const warnings = [];
+  const chat = format.convert(responses, { from: "openai-responses", to: "openai-chat", onWarning: (w) => warnings.push(w) });
+  assert.equal(chat.include, undefined);
+  assert.ok(warnings.some((w) => /options\.extra\.openai-responses not sent to openai-chat.*include/.test(w)), warnings.join("\n"));
+  assert.equal(format.convert(responses, { from: "openai-responses", to: "canonical" }).stream, true);
+  const named = [];
+  format.convert({ model: "m", messages: [{ role: "user", name: "ann", content: "hi" }] }, { from: "openai-chat", to: "canonical", onWarning: (w) => named.push(w) });
+  assert.ok(named.some((w) => w.includes("messages[0].name")), named.join("\n"));
+});

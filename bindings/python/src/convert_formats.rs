@@ -3,11 +3,8 @@
 //! wire-format registry of the providers crate (what `parlance convert`
 //! does from the command line).
 
-use parlance::format::{ToolSpec, messages_from_value};
-use parlance::providers::{WIRE_FORMATS, WireFormat, wire_format};
-use parlance::{ModelOptions, ModelRequest};
+use parlance::providers::{RequestDocument, WIRE_FORMATS, WireFormat, wire_format, write_request};
 use pyo3::prelude::*;
-use serde_json::{Map, Value, json};
 
 use crate::convert::{from_py, to_py};
 use crate::errors::{config_error, format_error, format_message};
@@ -31,91 +28,6 @@ fn lookup(py: Python<'_>, name: &str, what: &str) -> PyResult<Option<&'static Wi
             ),
         )
     })
-}
-
-/// A canonical request: `{"model"?, "messages", "tools"?, "options"?}` or
-/// a list of messages.
-fn canonical_request(py: Python<'_>, v: &Value) -> PyResult<(Option<String>, ModelRequest)> {
-    let bad = |m: String| format_message(py, m);
-    let (messages, obj) = match v {
-        Value::Array(_) => (v, None),
-        Value::Object(o) => (
-            o.get("messages")
-                .ok_or_else(|| bad("messages: required field missing".into()))?,
-            Some(o),
-        ),
-        _ => {
-            return Err(bad(
-                "(root): expected a conversation (a list of messages or an object with \"messages\")"
-                    .into(),
-            ));
-        }
-    };
-    let prefix = if obj.is_some() { "messages" } else { "" };
-    let mut req = ModelRequest {
-        messages: messages_from_value(messages, prefix).map_err(|e| format_error(py, &e))?,
-        ..Default::default()
-    };
-    let mut model = None;
-    for (k, val) in obj.into_iter().flatten() {
-        match k.as_str() {
-            "messages" => {}
-            "model" => {
-                model = Some(
-                    val.as_str()
-                        .ok_or_else(|| bad("model: expected a string".into()))?
-                        .to_string(),
-                )
-            }
-            "tools" => {
-                for (i, t) in val
-                    .as_array()
-                    .ok_or_else(|| bad("tools: expected a list".into()))?
-                    .iter()
-                    .enumerate()
-                {
-                    req.tools.push(
-                        ToolSpec::from_value(t)
-                            .map_err(|e| format_error(py, &e.under(&format!("tools[{i}]"))))?,
-                    );
-                }
-            }
-            "options" => {
-                req.options = serde_json::from_value::<ModelOptions>(val.clone())
-                    .map_err(|e| bad(format!("options: {e}")))?
-            }
-            other => {
-                return Err(bad(format!(
-                    "{other}: unknown field (expected one of: model, messages, tools, options)"
-                )));
-            }
-        }
-    }
-    Ok((model, req))
-}
-
-fn canonical_document(model: Option<String>, req: &ModelRequest) -> Value {
-    let mut doc = Map::new();
-    if let Some(m) = model {
-        doc.insert("model".into(), json!(m));
-    }
-    doc.insert(
-        "messages".into(),
-        serde_json::to_value(&req.messages).expect("json"),
-    );
-    if !req.tools.is_empty() {
-        doc.insert(
-            "tools".into(),
-            serde_json::to_value(&req.tools).expect("json"),
-        );
-    }
-    if req.options != ModelOptions::default() {
-        doc.insert(
-            "options".into(),
-            serde_json::to_value(&req.options).expect("json"),
-        );
-    }
-    Value::Object(doc)
 }
 
 /// Converts ``value`` (a ``request`` or a ``response``) from one format
@@ -153,31 +65,29 @@ pub fn convert<'py>(
             serde_json::to_value(&message).expect("json")
         }
         "request" => {
-            let (doc_model, req) = match from_fmt {
-                None => canonical_request(py, &v)?,
+            // The same translation as `parlance convert`: the decoder's
+            // warnings, the stream flag and options for other APIs named.
+            let mut doc = match from_fmt {
+                None => RequestDocument::from_value(&v).map_err(|e| format_error(py, &e))?,
                 Some(f) => {
                     let d = (f.decode_request)(&v).map_err(model_error)?;
-                    (d.model, d.request)
+                    warnings.extend(d.warnings.iter().cloned());
+                    d.document()
                 }
             };
-            let model = model.or(doc_model);
+            if let Some(m) = model {
+                doc.model = Some(m);
+            }
             match to_fmt {
-                None => canonical_document(model, &req),
+                None => doc.to_value(),
                 Some(t) => {
-                    let model = model.ok_or_else(|| {
+                    let model = doc.model.clone().ok_or_else(|| {
                         config_error(
                             py,
                             "model: required to write a request (the input names no model)",
                         )
                     })?;
-                    let mut req = req;
-                    if let Some(f) = from_fmt
-                        && f.provider != t.provider
-                        && let Some(extra) = req.options.extra.remove(f.provider)
-                    {
-                        warnings.push(format!("options for {} dropped: {extra}", f.provider));
-                    }
-                    let encoded = (t.encode_request)(&req, &model, false).map_err(model_error)?;
+                    let encoded = write_request(t, &doc, &model).map_err(model_error)?;
                     warnings.extend(encoded.warnings);
                     encoded.body
                 }

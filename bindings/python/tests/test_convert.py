@@ -55,3 +55,19 @@ def test_bad_conversions_say_what_is_wrong() -> None:
         format.convert({"messages": [{"role": "robot", "content": []}]}, from_="canonical", to="canonical")
     with pytest.raises(ConfigError, match="converts only to canonical"):
         format.convert({}, from_="anthropic", to="gemini", kind="response")
+
+
+def test_what_is_not_carried_is_named_in_a_warning() -> None:
+    # The same translation as `parlance convert` (providers::write_request):
+    # Responses-only options never reach Chat Completions, and the decoder's
+    # own warnings (a participant name has no canonical home) reach Python.
+    responses = {"model": "gpt-5", "input": [{"role": "user", "content": "hi"}],
+                 "include": ["reasoning.encrypted_content"], "stream": True}
+    with pytest.warns(UserWarning, match=r"options\.extra\.openai-responses not sent to openai-chat.*include"):
+        chat: Any = format.convert(responses, from_="openai-responses", to="openai-chat")
+    assert "include" not in chat
+    canonical: Any = format.convert(responses, from_="openai-responses", to="canonical")
+    assert canonical["stream"] is True
+    named = {"model": "m", "messages": [{"role": "user", "name": "ann", "content": "hi"}]}
+    with pytest.warns(UserWarning, match=r"messages\[0\]\.name"):
+        format.convert(named, from_="openai-chat", to="canonical")

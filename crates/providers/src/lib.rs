@@ -56,6 +56,7 @@ pub use error::BuildError;
 pub use format::{Auth, Endpoint, WireFormat, decode_stream};
 pub use formats::{WIRE_FORMATS, wire_format};
 pub use http_model::HttpModel;
+pub use parlance_model::RequestDocument;
 pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider};
 pub use translate::write_request;
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};

@@ -300,3 +300,23 @@ fn answers_the_canonical_reader_refuses_are_malformed() {
         malformed(&e);
     }
 }
+
+/// Found by `decode_request_openai_responses`: a reasoning summary the
+/// API does not define was kept, and the request document written from it
+/// did not read back.
+#[test]
+fn an_unknown_reasoning_summary_is_a_malformed_request() {
+    let body =
+        json!({"model": "m", "input": "hi", "reasoning": {"effort": "high", "summary": "a(to"}});
+    let e = (RESPONSES.decode_request)(&body).unwrap_err();
+    assert!(
+        matches!(&e, ModelError::MalformedRequest { message }
+            if message.contains("reasoning.summary: unknown summary \"a(to\"")),
+        "{e}"
+    );
+    for summary in ["auto", "concise", "detailed"] {
+        let body = json!({"model": "m", "input": "hi", "reasoning": {"summary": summary}});
+        let d = (RESPONSES.decode_request)(&body).unwrap();
+        parlance_model::RequestDocument::from_value(&d.document().to_value()).unwrap();
+    }
+}

@@ -434,6 +434,13 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                 }
                 // The summary asked for, as it is (`detailed` stays detailed).
                 r.summary = opt_str(v, "summary");
+                if let Some(s) = r.summary.as_deref()
+                    && !["auto", "concise", "detailed"].contains(&s)
+                {
+                    return Err(malformed(format!(
+                        "reasoning.summary: unknown summary {s:?} (expected one of: auto, concise, detailed)"
+                    )));
+                }
                 o.reasoning = Some(r);
             }
             "text" if is_output_schema(v) => {
