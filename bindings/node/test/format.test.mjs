@@ -46,7 +46,7 @@ test("the published schemas, and unknown names", () => {
   const s = format.schema("message");
   assert.equal(s.title, "Parlance message");
   assert.equal(format.schema("content-block").$id.endsWith("content-block.schema.json"), true);
-  assert.equal(format.FORMAT_VERSION, "1.0");
+  assert.equal(format.FORMAT_VERSION, "1.1");
   assert.throws(() => format.schema("nope"), ConfigError);
   assert.throws(() => format.validate({}, "nope"), /unknown kind "nope"/);
 });
