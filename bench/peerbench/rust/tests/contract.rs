@@ -36,15 +36,22 @@ impl MockProcess {
         MockProcess { child, addr }
     }
 
-    fn get(&self, path: &str) -> Value {
+    /// One request on its own connection; the whole answer, head and body.
+    fn http(&self, method: &str, path: &str, body: &str) -> String {
         let mut s = TcpStream::connect(&self.addr).expect("connect");
         write!(
             s,
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
         )
         .expect("send");
         let mut text = String::new();
         s.read_to_string(&mut text).expect("read");
+        text
+    }
+
+    fn get(&self, path: &str) -> Value {
+        let text = self.http("GET", path, "");
         let body = text.split("\r\n\r\n").nth(1).expect("a body");
         serde_json::from_str(body).expect("JSON")
     }
@@ -190,44 +197,17 @@ fn a_peer_without_a_mode_says_what_is_missing() {
 #[test]
 fn the_mock_refuses_a_body_that_is_not_json_and_unknown_routes() {
     let mock = MockProcess::start(&[]);
-    let mut s = TcpStream::connect(&mock.addr).expect("connect");
-    let body = "{not json";
-    write!(
-        s,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("send");
-    let mut text = String::new();
-    s.read_to_string(&mut text).expect("read");
+    let text = mock.http("POST", "/v1/chat/completions", "{not json");
     assert!(text.starts_with("HTTP/1.1 400"), "{text}");
     assert!(text.contains("not JSON"), "{text}");
-    let mut s = TcpStream::connect(&mock.addr).expect("connect");
-    write!(
-        s,
-        "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut text = String::new();
-    s.read_to_string(&mut text).expect("read");
+    let text = mock.http("GET", "/nope", "");
     assert!(text.starts_with("HTTP/1.1 404"), "{text}");
 }
 
 #[test]
 fn the_mock_answers_the_tool_over_http_and_counts_it() {
     let mock = MockProcess::start(&[]);
-    let post = |body: &str| {
-        let mut s = TcpStream::connect(&mock.addr).expect("connect");
-        write!(
-            s,
-            "POST /tools/get_order HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .expect("send");
-        let mut text = String::new();
-        s.read_to_string(&mut text).expect("read");
-        text
-    };
+    let post = |body: &str| mock.http("POST", "/tools/get_order", body);
     let ok = post(r#"{"order_id": "A-1003"}"#);
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     let body: Value =
