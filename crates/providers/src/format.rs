@@ -7,6 +7,7 @@ use parlance_format::Message;
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use serde_json::Value;
 
+pub use crate::transport::Framing;
 use crate::transport::{Classify, StreamDecoder};
 use crate::wire::{DecodedRequest, Encoded};
 
@@ -57,6 +58,8 @@ pub struct Endpoint {
     pub finish_body: Option<fn(&mut Value)>,
     /// A prefix the API does not want on model ids (`models/` for Gemini).
     pub model_prefix: &'static str,
+    /// How a streamed answer is framed (SSE or NDJSON).
+    pub framing: Framing,
 }
 
 /// How the API key is sent.

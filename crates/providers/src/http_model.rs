@@ -101,9 +101,12 @@ impl Model for HttpModel {
     ) -> BoxFuture<'a, Result<EventStream<'a>, ModelError>> {
         Box::pin(async move {
             let http = self.http_request(request, true)?;
-            Ok(self
-                .transport
-                .post_sse(http, self.format.classify, self.format.stream_decoder))
+            Ok(self.transport.post_stream(
+                http,
+                self.format.classify,
+                self.format.endpoint.framing,
+                self.format.stream_decoder,
+            ))
         })
     }
 }

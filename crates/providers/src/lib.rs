@@ -53,7 +53,7 @@ pub mod wire;
 
 pub use builder::{DEFAULT_USER_AGENT, ModelBuilder, model};
 pub use error::BuildError;
-pub use format::{Auth, Endpoint, WireFormat, decode_stream};
+pub use format::{Auth, Endpoint, Framing, WireFormat, decode_stream};
 pub use formats::{WIRE_FORMATS, wire_format};
 pub use http_model::HttpModel;
 pub use parlance_model::RequestDocument;

@@ -19,7 +19,7 @@ pub use decode_response::decode_response;
 pub use errors::classify;
 pub use to_wire::encode_request;
 
-use crate::format::{Auth, Endpoint, WireFormat};
+use crate::format::{Auth, Endpoint, Framing, WireFormat};
 
 /// The API's name (the wire format's, in the registry and in `extra`).
 pub const NAME: &str = "anthropic";
@@ -46,5 +46,6 @@ pub static FORMAT: WireFormat = WireFormat {
         headers: &[("anthropic-version", API_VERSION)],
         finish_body: None,
         model_prefix: "",
+        framing: Framing::Sse,
     },
 };

@@ -20,7 +20,7 @@ pub use decode_response::decode_response;
 pub use errors::classify;
 pub use to_wire::encode_request;
 
-use crate::format::{Auth, Endpoint, WireFormat};
+use crate::format::{Auth, Endpoint, Framing, WireFormat};
 
 /// The API's name (the wire format's, in the registry and in `extra`).
 pub const NAME: &str = "gemini";
@@ -44,5 +44,6 @@ pub static FORMAT: WireFormat = WireFormat {
         headers: &[],
         finish_body: None,
         model_prefix: "models/",
+        framing: Framing::Sse,
     },
 };

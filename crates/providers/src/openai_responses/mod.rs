@@ -24,7 +24,7 @@ pub use decode_request::decode_request;
 pub use decode_response::decode_response;
 pub use to_wire::encode_request;
 
-use crate::format::{Auth, Endpoint, WireFormat};
+use crate::format::{Auth, Endpoint, Framing, WireFormat};
 
 /// The API's name (the wire format's, in the registry and in `extra`).
 pub const NAME: &str = "openai-responses";
@@ -60,5 +60,6 @@ pub static FORMAT: WireFormat = WireFormat {
         headers: &[],
         finish_body: Some(stateless),
         model_prefix: "",
+        framing: Framing::Sse,
     },
 };

@@ -1,8 +1,9 @@
-//! The one HTTP layer every provider shares: reqwest over rustls, SSE
-//! framing, timeouts (connect, first byte, idle), and retries with
+//! The one HTTP layer every provider shares: reqwest over rustls, stream
+//! framing (SSE, or NDJSON lines — [`Framing`]), timeouts (connect, first byte, idle), and retries with
 //! exponential backoff and jitter that honour the provider's retry hints —
 //! never after output has reached the caller.
 
+pub mod ndjson;
 mod retry;
 mod secret;
 
@@ -12,9 +13,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use parlance_model::{EventStream, ModelError, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+pub use ndjson::parse_ndjson;
 pub use retry::{RetryPolicy, retry_after_from_headers};
 pub use secret::Secret;
 
@@ -22,9 +25,22 @@ pub use secret::Secret;
 /// wait the response's headers asked for.
 pub type Classify = fn(status: u16, body: &[u8], retry_after: Option<Duration>) -> ModelError;
 
+/// How a streamed answer is cut into events for a [`StreamDecoder`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Server-sent events: `event:`/`data:` frames (OpenAI, Anthropic,
+    /// Gemini, Mistral).
+    #[default]
+    Sse,
+    /// Newline-delimited JSON: each line one object, passed to the decoder
+    /// as `event("", line)` (Ollama's native API).
+    NdJson,
+}
+
 /// Turns a provider's stream events into canonical ones.
 pub trait StreamDecoder: Send + 'static {
-    /// One SSE event (`event:` name, possibly empty, and `data:` text).
+    /// One event: for SSE the `event:` name (possibly empty) and the
+    /// `data:` text; for NDJSON an empty name and one line.
     fn event(&mut self, name: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError>;
     /// The byte stream ended: the remaining events (ending with `Done`),
     /// or, when the stream stopped early, a malformed-response error
@@ -273,12 +289,25 @@ impl Transport {
     }
 
     /// POSTs JSON and streams the SSE answer through a fresh decoder per
-    /// attempt. A failure is retried only while no event has reached the
-    /// caller; after that it ends the stream as an error.
+    /// attempt (see [`Transport::post_stream`]).
     pub fn post_sse<D: StreamDecoder>(
         &self,
         req: HttpRequest,
         classify: Classify,
+        decoder: impl Fn() -> D + Send + 'static,
+    ) -> EventStream<'static> {
+        self.post_stream(req, classify, Framing::Sse, decoder)
+    }
+
+    /// POSTs JSON and streams the answer, cut into events by `framing`,
+    /// through a fresh decoder per attempt. A failure is retried only while
+    /// no event has reached the caller; after that it ends the stream as an
+    /// error.
+    pub fn post_stream<D: StreamDecoder>(
+        &self,
+        req: HttpRequest,
+        classify: Classify,
+        framing: Framing,
         decoder: impl Fn() -> D + Send + 'static,
     ) -> EventStream<'static> {
         let (tx, rx) = futures::channel::mpsc::unbounded::<Result<StreamEvent, ModelError>>();
@@ -301,7 +330,8 @@ impl Transport {
                         return;
                     }
                     Ok(resp) if resp.status().is_success() => {
-                        match this.pump(resp, decoder(), &tx, &mut emitted).await {
+                        let frames = frames(resp, framing);
+                        match this.pump(frames, decoder(), &tx, &mut emitted).await {
                             Ok(()) => return,
                             Err(e) => (e, None),
                         }
@@ -324,12 +354,11 @@ impl Transport {
 
     async fn pump<D: StreamDecoder>(
         &self,
-        resp: reqwest::Response,
+        mut events: Frames,
         mut decoder: D,
         tx: &futures::channel::mpsc::UnboundedSender<Result<StreamEvent, ModelError>>,
         emitted: &mut bool,
     ) -> Result<(), ModelError> {
-        let mut events = resp.bytes_stream().eventsource();
         loop {
             let next = tokio::time::timeout(self.config.idle_timeout, events.next()).await;
             let finished = matches!(next, Ok(None));
@@ -352,15 +381,8 @@ impl Transport {
                     },
                     other => other,
                 })?,
-                Ok(Some(Err(e))) => {
-                    return Err(match e {
-                        eventsource_stream::EventStreamError::Transport(t) => network_error(&t),
-                        other => ModelError::MalformedResponse {
-                            message: format!("bad event stream: {other}"),
-                        },
-                    });
-                }
-                Ok(Some(Ok(ev))) => decoder.event(&ev.event, &ev.data)?,
+                Ok(Some(Err(e))) => return Err(e),
+                Ok(Some(Ok((name, data)))) => decoder.event(&name, &data)?,
             };
             for e in out {
                 let done = matches!(e, StreamEvent::Done(_));
@@ -381,11 +403,47 @@ impl Transport {
     }
 }
 
+/// A streamed answer cut into `(event, data)` pairs.
+type Frames = BoxStream<'static, Result<(String, String), ModelError>>;
+
+fn frames(resp: reqwest::Response, framing: Framing) -> Frames {
+    match framing {
+        Framing::Sse => resp
+            .bytes_stream()
+            .eventsource()
+            .map(|r| match r {
+                Ok(ev) => Ok((ev.event, ev.data)),
+                Err(eventsource_stream::EventStreamError::Transport(t)) => Err(network_error(&t)),
+                Err(other) => Err(ModelError::MalformedResponse {
+                    message: format!("bad event stream: {other}"),
+                }),
+            })
+            .boxed(),
+        Framing::NdJson => {
+            let bytes = resp
+                .bytes_stream()
+                .map(|r| r.map_err(|e| network_error(&e)));
+            ndjson::lines(bytes, ndjson::MAX_LINE)
+                .map(|r| r.map(|line| (String::new(), line)))
+                .boxed()
+        }
+    }
+}
+
 fn is_json(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// Splits a recorded stream into `(event, data)` pairs, framed as the
+/// transport would frame it.
+pub fn parse_stream(framing: Framing, text: &str) -> Vec<(String, String)> {
+    match framing {
+        Framing::Sse => parse_sse(text),
+        Framing::NdJson => parse_ndjson(text),
+    }
 }
 
 /// Splits raw SSE text (as recorded) into `(event, data)` pairs, with the
