@@ -59,7 +59,10 @@ fn a_missing_key_is_named_before_any_request() {
     let (code, _, err) = parlance(&["run", "--model", "nowhere:x", "hello"], &[]);
     assert_ne!(code, 0);
     assert!(
-        err.contains("unknown provider \"nowhere\" (expected one of: openai, openai-responses, anthropic, gemini, local)"),
+        err.contains(&format!(
+            "unknown provider \"nowhere\" (expected one of: {})",
+            parlance_providers::registry::provider_names()
+        )) && err.contains("openai, openai-responses, anthropic, gemini, "),
         "{err}"
     );
 }

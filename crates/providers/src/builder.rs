@@ -11,7 +11,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, USER_AG
 use crate::error::BuildError;
 use crate::format::{Auth, WireFormat};
 use crate::http_model::HttpModel;
-use crate::registry::{ModelSpec, Provider, provider_names};
+use crate::registry::{Access, ModelSpec, Provider, provider_names};
 use crate::transport::{HttpConfig, RetryPolicy, Secret, Transport};
 
 /// The user agent sent unless one is set.
@@ -48,6 +48,8 @@ pub struct ModelBuilder {
     base_url: Option<String>,
     api_key: Option<Secret>,
     api_key_env: Option<String>,
+    ad_token: Option<Secret>,
+    api_version: Option<String>,
     headers: Vec<(String, String)>,
     user_agent: Option<String>,
     http: HttpConfig,
@@ -66,6 +68,8 @@ impl ModelBuilder {
             base_url: None,
             api_key: None,
             api_key_env: None,
+            ad_token: None,
+            api_version: None,
             headers: Vec::new(),
             user_agent: None,
             http: HttpConfig::default(),
@@ -115,6 +119,22 @@ impl ModelBuilder {
     /// The environment variable holding the key (instead of the provider's).
     pub fn api_key_env(mut self, var: impl Into<String>) -> Self {
         self.api_key_env = Some(var.into());
+        self
+    }
+
+    /// Azure OpenAI: an Entra ID (Azure AD) access token, sent as
+    /// `Authorization: Bearer` when no key is given (instead of
+    /// `AZURE_OPENAI_AD_TOKEN`). Other providers refuse it when built.
+    pub fn azure_ad_token(mut self, token: impl Into<String>) -> Self {
+        self.ad_token = Some(Secret::new(token));
+        self
+    }
+
+    /// Azure OpenAI: the `api-version` of the deployment URLs (instead of
+    /// `OPENAI_API_VERSION` / `AZURE_OPENAI_API_VERSION`); without one the
+    /// v1 API is used. Other providers refuse it when built.
+    pub fn api_version(mut self, version: impl Into<String>) -> Self {
+        self.api_version = Some(version.into());
         self
     }
 
@@ -184,9 +204,26 @@ impl ModelBuilder {
     ) -> Result<HttpModel, BuildError> {
         let env = |var: &str| env(var).filter(|v| !v.is_empty());
         let endpoint = &self.format.endpoint;
+        let access = self.provider.map_or(Access::Standard, |p| p.access);
+        if access != Access::Azure && (self.ad_token.is_some() || self.api_version.is_some()) {
+            return Err(BuildError::BadSetting {
+                setting: "azure_ad_token / api_version".into(),
+                value: self.format.name.into(),
+                why: "only Azure OpenAI providers take them".into(),
+            });
+        }
         let base_url = match (&self.base_url, self.provider) {
             (Some(url), _) => url.clone(),
-            (None, Some(p)) => env(p.base_url_env).unwrap_or_else(|| p.base_url.to_string()),
+            (None, Some(p)) => match env(p.base_url_env) {
+                Some(url) => url,
+                None if p.base_url.is_empty() => {
+                    return Err(BuildError::NoBaseUrl {
+                        provider: p.name,
+                        var: p.base_url_env,
+                    });
+                }
+                None => p.base_url.to_string(),
+            },
             (None, None) => {
                 return Err(BuildError::MissingBaseUrl {
                     format: self.format.name,
@@ -205,14 +242,36 @@ impl ModelBuilder {
             Some(k) => Some(k),
             None => key_vars.iter().find_map(|v| env(v)).map(Secret::new),
         };
-        let own_service = self.provider.is_some_and(|p| base_url == p.base_url);
-        if key.is_none() && own_service {
-            return Err(BuildError::MissingKey { vars: key_vars });
-        }
+        let (auth, key) = match access {
+            Access::Standard => {
+                // A hosted service needs its key; a local server (LM
+                // Studio, Ollama) or another base URL may take none.
+                let own_service = self
+                    .provider
+                    .is_some_and(|p| base_url == p.base_url && p.base_url.starts_with("https://"));
+                if key.is_none() && own_service && !key_vars.is_empty() {
+                    return Err(BuildError::MissingKey { vars: key_vars });
+                }
+                (endpoint.auth, key)
+            }
+            // Azure always needs the key or a token, whatever the base URL.
+            Access::Azure => match (key, self.ad_token) {
+                (Some(k), _) => (Auth::Header(crate::azure::KEY_HEADER), Some(k)),
+                (None, Some(t)) => (Auth::Bearer, Some(t)),
+                (None, None) => match env(crate::azure::AD_TOKEN_ENV) {
+                    Some(t) => (Auth::Bearer, Some(Secret::new(t))),
+                    None => {
+                        let mut vars = key_vars;
+                        vars.push(crate::azure::AD_TOKEN_ENV.into());
+                        return Err(BuildError::MissingKey { vars });
+                    }
+                },
+            },
+        };
 
         let mut headers = HeaderMap::new();
         if let Some(key) = key {
-            let (name, value) = match endpoint.auth {
+            let (name, value) = match auth {
                 Auth::Bearer => (AUTHORIZATION, format!("Bearer {}", key.expose())),
                 Auth::Header(name) => (HeaderName::from_static(name), key.expose().to_string()),
             };
@@ -241,8 +300,18 @@ impl ModelBuilder {
             .strip_prefix(endpoint.model_prefix)
             .unwrap_or(&self.model)
             .to_string();
-        let url = |path: &str| format!("{base_url}{}", path.replace("{model}", &model));
-        let urls = [url(endpoint.path), url(endpoint.stream_path)];
+        let urls = match access {
+            Access::Standard => {
+                let url = |path: &str| format!("{base_url}{}", path.replace("{model}", &model));
+                [url(endpoint.path), url(endpoint.stream_path)]
+            }
+            Access::Azure => {
+                let version = self
+                    .api_version
+                    .or_else(|| crate::azure::API_VERSION_ENV.iter().find_map(|v| env(v)));
+                crate::azure::urls(self.format, base_url, &model, version.as_deref())?
+            }
+        };
         let transport = match self.client {
             Some(client) => Transport::with_client(client, self.http),
             None => Transport::new(self.http).map_err(|e| BuildError::Client {

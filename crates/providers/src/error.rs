@@ -47,6 +47,27 @@ pub enum BuildError {
         /// The wire format's name.
         format: &'static str,
     },
+    /// A provider with no public base URL (Azure, vLLM) was given none.
+    #[error(
+        "{var} is not set: {provider} has no public base URL (set it, or give one with .base_url())"
+    )]
+    NoBaseUrl {
+        /// The provider's name.
+        provider: &'static str,
+        /// The variable that would hold it.
+        var: &'static str,
+    },
+    /// A setting's value cannot be used (an Azure api-version or
+    /// deployment name that cannot go into a URL...).
+    #[error("{setting} {value:?}: {why}")]
+    BadSetting {
+        /// What was set.
+        setting: String,
+        /// Its value (never a key).
+        value: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The base URL is not an http(s) URL.
     #[error("base URL {url:?}: {why}")]
     BadBaseUrl {

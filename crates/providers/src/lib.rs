@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+pub mod azure;
 mod builder;
 mod error;
 pub mod format;
@@ -57,7 +58,7 @@ pub use format::{Auth, Endpoint, Framing, WireFormat, decode_stream};
 pub use formats::{WIRE_FORMATS, wire_format};
 pub use http_model::HttpModel;
 pub use parlance_model::RequestDocument;
-pub use registry::{LOCAL, ModelSpec, PROVIDERS, Provider};
+pub use registry::{Access, LOCAL, ModelSpec, PROVIDERS, Provider};
 pub use translate::write_request;
 pub use transport::{HttpConfig, RetryPolicy, Secret, Transport};
 pub use wire::{DecodedRequest, Encoded};

@@ -22,8 +22,25 @@ pub struct Provider {
     pub base_url: &'static str,
     /// The variable that overrides the base URL.
     pub base_url_env: &'static str,
-    /// The variables holding the key, the first set one wins.
+    /// The variables holding the key, the first set one wins. None: the
+    /// server takes no key unless one is given (LM Studio, vLLM).
     pub api_key_env: &'static [&'static str],
+    /// How its URLs are made and its key is sent: the format's own way, or
+    /// Azure's.
+    pub access: Access,
+}
+
+/// How a provider's URLs are made and its key is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The base URL plus the format's path; the key the way the format
+    /// sends it (`Authorization: Bearer`, `x-api-key`...).
+    Standard,
+    /// Azure OpenAI: the base URL is the resource's endpoint; requests go
+    /// to its v1 API, or to the deployment URLs with an `api-version`; the
+    /// key is sent in `api-key`, an Entra ID token as a bearer token (see
+    /// [`crate::azure`]).
+    Azure,
 }
 
 impl Provider {
@@ -36,6 +53,7 @@ impl Provider {
         base_url: "https://api.openai.com/v1",
         base_url_env: "OPENAI_BASE_URL",
         api_key_env: &["OPENAI_API_KEY"],
+        access: Access::Standard,
     };
 
     /// OpenAI Responses (`openai-responses:gpt-5`).
@@ -46,6 +64,7 @@ impl Provider {
         base_url: "https://api.openai.com/v1",
         base_url_env: "OPENAI_BASE_URL",
         api_key_env: &["OPENAI_API_KEY"],
+        access: Access::Standard,
     };
 
     /// Anthropic Messages (`anthropic:claude-sonnet-4-5`).
@@ -56,6 +75,7 @@ impl Provider {
         base_url: "https://api.anthropic.com",
         base_url_env: "ANTHROPIC_BASE_URL",
         api_key_env: &["ANTHROPIC_API_KEY"],
+        access: Access::Standard,
     };
 
     /// Google Gemini (`gemini:gemini-2.5-flash`).
@@ -66,6 +86,148 @@ impl Provider {
         base_url: "https://generativelanguage.googleapis.com/v1beta",
         base_url_env: "GEMINI_BASE_URL",
         api_key_env: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// Azure OpenAI, Chat Completions (`azure:DEPLOYMENT`): the resource
+    /// endpoint from `AZURE_OPENAI_ENDPOINT`, the key from
+    /// `AZURE_OPENAI_API_KEY` or an Entra ID token from
+    /// `AZURE_OPENAI_AD_TOKEN`.
+    pub const AZURE: Provider = Provider {
+        name: "azure",
+        aliases: &["azure-openai"],
+        format: &openai_chat::FORMAT,
+        base_url: "",
+        base_url_env: crate::azure::ENDPOINT_ENV,
+        api_key_env: &[crate::azure::KEY_ENV],
+        access: Access::Azure,
+    };
+
+    /// Azure OpenAI, Responses (`azure-responses:DEPLOYMENT`).
+    pub const AZURE_RESPONSES: Provider = Provider {
+        name: "azure-responses",
+        aliases: &[],
+        format: &openai_responses::FORMAT,
+        base_url: "",
+        base_url_env: crate::azure::ENDPOINT_ENV,
+        api_key_env: &[crate::azure::KEY_ENV],
+        access: Access::Azure,
+    };
+
+    /// DeepSeek (`deepseek:deepseek-reasoner`): its reasoning (`reasoning_content`)
+    /// goes back to it, as its thinking mode requires after tool calls.
+    pub const DEEPSEEK: Provider = Provider {
+        name: "deepseek",
+        aliases: &[],
+        format: &openai_chat::DEEPSEEK,
+        base_url: "https://api.deepseek.com",
+        base_url_env: "DEEPSEEK_BASE_URL",
+        api_key_env: &["DEEPSEEK_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// OpenRouter (`openrouter:anthropic/claude-sonnet-4.5`): `reasoning_details`
+    /// (signed or encrypted reasoning of the model behind it) go back
+    /// unchanged; reasoning settings as its `reasoning` object.
+    pub const OPENROUTER: Provider = Provider {
+        name: "openrouter",
+        aliases: &[],
+        format: &openai_chat::OPENROUTER,
+        base_url: "https://openrouter.ai/api/v1",
+        base_url_env: "OPENROUTER_BASE_URL",
+        api_key_env: &["OPENROUTER_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// Groq (`groq:openai/gpt-oss-120b`).
+    pub const GROQ: Provider = Provider {
+        name: "groq",
+        aliases: &[],
+        format: &openai_chat::GROQ,
+        base_url: "https://api.groq.com/openai/v1",
+        base_url_env: "GROQ_BASE_URL",
+        api_key_env: &["GROQ_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// Together AI (`together:deepseek-ai/DeepSeek-R1`).
+    pub const TOGETHER: Provider = Provider {
+        name: "together",
+        aliases: &["together-ai"],
+        format: &openai_chat::TOGETHER,
+        base_url: "https://api.together.xyz/v1",
+        base_url_env: "TOGETHER_BASE_URL",
+        api_key_env: &["TOGETHER_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// Fireworks AI (`fireworks:accounts/fireworks/models/deepseek-r1`).
+    pub const FIREWORKS: Provider = Provider {
+        name: "fireworks",
+        aliases: &[],
+        format: &openai_chat::FIREWORKS,
+        base_url: "https://api.fireworks.ai/inference/v1",
+        base_url_env: "FIREWORKS_BASE_URL",
+        api_key_env: &["FIREWORKS_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// xAI (`xai:grok-4`).
+    pub const XAI: Provider = Provider {
+        name: "xai",
+        aliases: &[],
+        format: &openai_chat::XAI,
+        base_url: "https://api.x.ai/v1",
+        base_url_env: "XAI_BASE_URL",
+        api_key_env: &["XAI_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// Cerebras (`cerebras:gpt-oss-120b`).
+    pub const CEREBRAS: Provider = Provider {
+        name: "cerebras",
+        aliases: &[],
+        format: &openai_chat::CEREBRAS,
+        base_url: "https://api.cerebras.ai/v1",
+        base_url_env: "CEREBRAS_BASE_URL",
+        api_key_env: &["CEREBRAS_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// A vLLM server (`vllm:Qwen/Qwen3-8B`): no public base URL (set
+    /// `VLLM_BASE_URL`, e.g. `http://localhost:8000/v1`); a key only if the
+    /// server was started with one.
+    pub const VLLM: Provider = Provider {
+        name: "vllm",
+        aliases: &[],
+        format: &openai_chat::VLLM,
+        base_url: "",
+        base_url_env: "VLLM_BASE_URL",
+        api_key_env: &["VLLM_API_KEY"],
+        access: Access::Standard,
+    };
+
+    /// LM Studio's local server (`lmstudio:qwen/qwen3-8b`), no key.
+    pub const LMSTUDIO: Provider = Provider {
+        name: "lmstudio",
+        aliases: &["lm-studio"],
+        format: &openai_chat::LMSTUDIO,
+        base_url: "http://localhost:1234/v1",
+        base_url_env: "LMSTUDIO_BASE_URL",
+        api_key_env: &[],
+        access: Access::Standard,
+    };
+
+    /// Ollama's OpenAI-compatible endpoint (`ollama-openai:qwen3`), local by
+    /// default (no key); `OLLAMA_API_KEY` for ollama.com.
+    pub const OLLAMA_OPENAI: Provider = Provider {
+        name: "ollama-openai",
+        aliases: &[],
+        format: &openai_chat::OLLAMA,
+        base_url: "http://localhost:11434/v1",
+        base_url_env: "OLLAMA_OPENAI_BASE_URL",
+        api_key_env: &["OLLAMA_API_KEY"],
+        access: Access::Standard,
     };
 
     /// The provider called `name` (or one of its aliases).
@@ -78,11 +240,23 @@ impl Provider {
 }
 
 /// Every provider, in documentation order.
-pub const PROVIDERS: [Provider; 4] = [
+pub const PROVIDERS: &[Provider] = &[
     Provider::OPENAI,
     Provider::OPENAI_RESPONSES,
     Provider::ANTHROPIC,
     Provider::GEMINI,
+    Provider::AZURE,
+    Provider::AZURE_RESPONSES,
+    Provider::DEEPSEEK,
+    Provider::OPENROUTER,
+    Provider::GROQ,
+    Provider::TOGETHER,
+    Provider::FIREWORKS,
+    Provider::XAI,
+    Provider::CEREBRAS,
+    Provider::VLLM,
+    Provider::LMSTUDIO,
+    Provider::OLLAMA_OPENAI,
 ];
 
 /// The name of the embedded local model in model strings. It is built by

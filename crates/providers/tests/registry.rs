@@ -104,10 +104,6 @@ fn bad_model_strings_say_what_is_wrong() {
         ("openai:", "model \"openai:\": no model after the colon"),
         (":gpt-4o", "model \":gpt-4o\": no provider before the colon"),
         (
-            "nowhere:x",
-            "unknown provider \"nowhere\" (expected one of: openai, openai-responses, anthropic, gemini, local)",
-        ),
-        (
             "local",
             "model \"local\": the embedded model is built by parlance-local (the `local` feature of parlance-ai)",
         ),
@@ -119,6 +115,19 @@ fn bad_model_strings_say_what_is_wrong() {
             "{spec}"
         );
     }
+    // Every provider is named, in the registry's order, then `local`.
+    let names: Vec<&str> = parlance_providers::PROVIDERS
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        from_spec("nowhere:x", &[]).unwrap_err().to_string(),
+        format!(
+            "unknown provider \"nowhere\" (expected one of: {}, local)",
+            names.join(", ")
+        )
+    );
+    assert!(names.starts_with(&["openai", "openai-responses", "anthropic", "gemini"]));
     assert_eq!(
         ModelSpec::parse("local:/models/x.gguf").unwrap(),
         ModelSpec::Local {

@@ -6,7 +6,7 @@ use parlance_format::{Block, FinishReason, Message, Role, ToolCall, Usage};
 use parlance_model::{ModelError, set_arguments};
 use serde_json::Value;
 
-use super::PROVIDER;
+use super::dialect::{self, Dialect};
 use crate::wire::{malformed, opt_str, str_field, u64_at};
 
 /// `finish_reason` → canonical.
@@ -20,12 +20,15 @@ pub fn finish_reason(raw: &str) -> FinishReason {
     }
 }
 
-/// `usage` → canonical (OpenAI's prompt count already includes cached tokens).
+/// `usage` → canonical (OpenAI's prompt count already includes cached
+/// tokens; DeepSeek counts them as `prompt_cache_hit_tokens`).
 pub fn usage(u: &Value) -> Usage {
     Usage {
         input_tokens: u64_at(u, &["prompt_tokens"]).unwrap_or(0),
         output_tokens: u64_at(u, &["completion_tokens"]).unwrap_or(0),
-        cached_tokens: u64_at(u, &["prompt_tokens_details", "cached_tokens"]).unwrap_or(0),
+        cached_tokens: u64_at(u, &["prompt_tokens_details", "cached_tokens"])
+            .or_else(|| u64_at(u, &["prompt_cache_hit_tokens"]))
+            .unwrap_or(0),
         cache_write_tokens: u64_at(u, &["prompt_tokens_details", "cache_write_tokens"])
             .filter(|n| *n > 0),
         reasoning_tokens: u64_at(u, &["completion_tokens_details", "reasoning_tokens"]),
@@ -56,13 +59,47 @@ pub(crate) fn reasoning_text(m: &Value) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-/// A response body → the assistant message.
-pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
-    // What the canonical reader refuses is a malformed response here.
-    crate::wire::checked_message(decode(body)?)
+/// The thinking block of a host's reasoning: its text, marked with the
+/// host's name (OpenAI's own API returns none); OpenRouter's
+/// `reasoning_details` items are kept whole, as JSON text, in
+/// `encrypted_content`, to go back to it unchanged.
+pub(crate) fn thinking_block(dialect: &Dialect, text: &str, details: &[Value]) -> Block {
+    let mut text = text.to_string();
+    if text.is_empty() {
+        // Only details: their readable parts.
+        for d in details {
+            for k in ["text", "summary"] {
+                if let Some(t) = d.get(k).and_then(Value::as_str) {
+                    text.push_str(t);
+                }
+            }
+        }
+    }
+    let mut t = parlance_format::Thinking {
+        thinking: text,
+        ..Default::default()
+    };
+    if *dialect != dialect::OPENAI {
+        t.provider = Some(dialect.provider.into());
+    }
+    if !details.is_empty() {
+        t.encrypted_content = Some(Value::Array(details.to_vec()).to_string());
+    }
+    Block::Thinking(t)
 }
 
-fn decode(body: &Value) -> Result<Message, ModelError> {
+/// A response body → the assistant message (OpenAI's own API).
+pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
+    decode_response_in(&dialect::OPENAI, body)
+}
+
+/// A response body of a host speaking `dialect` → the assistant message.
+pub fn decode_response_in(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
+    // What the canonical reader refuses is a malformed response here.
+    crate::wire::checked_message(decode(dialect, body)?)
+}
+
+fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
     let choice = body
         .get("choices")
         .and_then(Value::as_array)
@@ -72,8 +109,14 @@ fn decode(body: &Value) -> Result<Message, ModelError> {
         .get("message")
         .ok_or_else(|| malformed("choices[0].message: missing"))?;
     let mut content = Vec::new();
-    if let Some(r) = reasoning_text(m) {
-        content.push(Block::thinking(r));
+    let details = m
+        .get("reasoning_details")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let text = reasoning_text(m);
+    if text.is_some() || !details.is_empty() {
+        content.push(thinking_block(dialect, text.unwrap_or(""), details));
     }
     match m.get("content") {
         Some(Value::String(s)) if !s.is_empty() => content.push(Block::text(s.clone())),
@@ -112,7 +155,7 @@ fn decode(body: &Value) -> Result<Message, ModelError> {
         }
     });
     msg.finish_reason_raw = raw.map(str::to_string);
-    msg.provider = Some(PROVIDER.into());
+    msg.provider = Some(dialect.provider.into());
     msg.model = opt_str(body, "model");
     Ok(msg)
 }

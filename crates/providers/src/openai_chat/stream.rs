@@ -4,15 +4,18 @@ use parlance_format::{Block, Message, Role, ToolCall};
 use parlance_model::{ModelError, StreamEvent, set_arguments};
 use serde_json::Value;
 
-use super::PROVIDER;
-use super::decode_response::{finish_reason, reasoning_text, usage};
+use super::decode_response::{finish_reason, reasoning_text, thinking_block, usage};
+use super::dialect::{self, Dialect};
 use crate::openai_common::from_error;
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 
 /// Assembles one streamed Chat Completions answer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ChatStream {
+    dialect: &'static Dialect,
+    /// OpenRouter's `reasoning_details` items, their fragments joined.
+    details: Vec<Value>,
     id: Option<String>,
     model: Option<String>,
     blocks: Vec<Block>,
@@ -26,10 +29,78 @@ pub struct ChatStream {
     done: bool,
 }
 
+impl Default for ChatStream {
+    fn default() -> Self {
+        ChatStream::in_dialect(&dialect::OPENAI)
+    }
+}
+
 impl ChatStream {
-    /// A fresh decoder.
+    /// A fresh decoder (OpenAI's own API).
     pub fn new() -> Self {
         ChatStream::default()
+    }
+
+    /// A fresh decoder for a host speaking `dialect`.
+    pub fn in_dialect(dialect: &'static Dialect) -> Self {
+        ChatStream {
+            dialect,
+            details: Vec::new(),
+            id: None,
+            model: None,
+            blocks: Vec::new(),
+            arguments: Vec::new(),
+            text_at: None,
+            thinking_at: None,
+            calls_at: Vec::new(),
+            finish: None,
+            usage: None,
+            done: false,
+        }
+    }
+
+    /// Joins a `reasoning_details` fragment to the item of the same
+    /// `index` (its text, summary or data appended, other fields set).
+    fn add_detail(&mut self, frag: &Value) {
+        let Some(f) = frag.as_object() else { return };
+        let index = f.get("index").and_then(Value::as_u64);
+        let same = self.details.iter_mut().find(|d| {
+            index.is_some()
+                && d.get("index").and_then(Value::as_u64) == index
+                && d.get("type") == f.get("type")
+        });
+        let Some(Value::Object(item)) = same else {
+            self.details.push(frag.clone());
+            return;
+        };
+        for (k, v) in f {
+            match (item.get_mut(k), v) {
+                (Some(Value::String(a)), Value::String(b))
+                    if matches!(k.as_str(), "text" | "summary" | "data") =>
+                {
+                    a.push_str(b)
+                }
+                (_, Value::Null) => {}
+                _ => {
+                    item.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+
+    /// Starts the thinking block if there is none yet.
+    fn thinking_index(&mut self, out: &mut Vec<StreamEvent>) -> usize {
+        if let Some(i) = self.thinking_at {
+            return i;
+        }
+        let shell = thinking_block(self.dialect, "", &[]);
+        let i = self.push_block(shell.clone());
+        self.thinking_at = Some(i);
+        out.push(StreamEvent::BlockStart {
+            index: i,
+            block: shell,
+        });
+        i
     }
 
     fn push_block(&mut self, block: Block) -> usize {
@@ -55,11 +126,19 @@ impl ChatStream {
             let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
             return Err(from_error(0, code, ty, message, None));
         }
+        // Azure's first chunk (prompt filter results) has `"id": ""` and
+        // `"model": ""`: the real ones come later.
+        let named = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         if self.id.is_none() {
-            self.id = v.get("id").and_then(Value::as_str).map(str::to_string);
+            self.id = named("id");
         }
         if self.model.is_none() {
-            self.model = v.get("model").and_then(Value::as_str).map(str::to_string);
+            self.model = named("model");
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
@@ -74,19 +153,22 @@ impl ChatStream {
             return Ok(out);
         };
         if let Some(delta) = choice.get("delta") {
-            if let Some(r) = reasoning_text(delta) {
-                let i = match self.thinking_at {
-                    Some(i) => i,
-                    None => {
-                        let i = self.push_block(Block::thinking(""));
-                        self.thinking_at = Some(i);
-                        out.push(StreamEvent::BlockStart {
-                            index: i,
-                            block: Block::thinking(""),
-                        });
-                        i
-                    }
-                };
+            let details = delta.get("reasoning_details").and_then(Value::as_array);
+            for d in details.into_iter().flatten() {
+                self.thinking_index(&mut out);
+                self.add_detail(d);
+            }
+            // The readable text: the `reasoning` field, or (OpenRouter
+            // without it) the details' text.
+            let detail_text: String = details
+                .into_iter()
+                .flatten()
+                .filter_map(|d| d.get("text").or(d.get("summary")).and_then(Value::as_str))
+                .collect();
+            let text =
+                reasoning_text(delta).or(Some(detail_text.as_str()).filter(|s| !s.is_empty()));
+            if let Some(r) = text {
+                let i = self.thinking_index(&mut out);
                 if let Block::Thinking(t) = &mut self.blocks[i] {
                     t.thinking.push_str(r);
                 }
@@ -190,6 +272,11 @@ impl ChatStream {
         }
         self.done = true;
         let mut blocks = std::mem::take(&mut self.blocks);
+        if let Some(Block::Thinking(t)) = self.thinking_at.map(|i| &mut blocks[i])
+            && !self.details.is_empty()
+        {
+            t.encrypted_content = Some(Value::Array(std::mem::take(&mut self.details)).to_string());
+        }
         for (b, args) in blocks.iter_mut().zip(&self.arguments) {
             if let Block::ToolCall { tool_call } = b {
                 set_arguments(tool_call, args);
@@ -200,7 +287,7 @@ impl ChatStream {
         msg.usage = self.usage.as_ref().map(usage);
         msg.finish_reason = self.finish.as_deref().map(finish_reason);
         msg.finish_reason_raw = self.finish.clone();
-        msg.provider = Some(PROVIDER.into());
+        msg.provider = Some(self.dialect.provider.into());
         msg.model = self.model.clone();
         Some(StreamEvent::Done(msg))
     }

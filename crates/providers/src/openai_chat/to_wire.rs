@@ -4,7 +4,8 @@ use parlance_format::{Block, Media, Message, Role};
 use parlance_model::{ModelError, ModelRequest, ToolChoice};
 use serde_json::{Map, Value, json};
 
-use super::{NAME, PROVIDER};
+use super::NAME;
+use super::dialect::{self, Dialect, ReasoningParam, Replay};
 use crate::openai_common::{arguments_text, has_cache_point, parts_with_breakpoints};
 use crate::wire::{Encoded, at, data_url, json_text, merge_extra, unsupported, wire_id};
 
@@ -17,8 +18,18 @@ pub(crate) fn call_id(id: &str) -> String {
     wire_id(id, 64, id_char).into_owned()
 }
 
-/// Builds the request body for `model`.
+/// Builds the request body for `model` (OpenAI's own API).
 pub fn encode_request(
+    req: &ModelRequest,
+    model: &str,
+    stream: bool,
+) -> Result<Encoded, ModelError> {
+    encode_request_in(&dialect::OPENAI, req, model, stream)
+}
+
+/// Builds the request body for `model` at a host speaking `dialect`.
+pub fn encode_request_in(
+    dialect: &Dialect,
     req: &ModelRequest,
     model: &str,
     stream: bool,
@@ -26,7 +37,7 @@ pub fn encode_request(
     let mut warnings = Vec::new();
     let mut messages = Vec::with_capacity(req.messages.len());
     for (mi, m) in req.messages.iter().enumerate() {
-        encode_message(mi, m, &mut messages, &mut warnings)?;
+        encode_message(dialect, mi, m, &mut messages, &mut warnings)?;
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
@@ -94,19 +105,7 @@ pub fn encode_request(
         body.insert("seed".into(), json!(s));
     }
     if let Some(r) = &o.reasoning {
-        if let Some(effort) = r.effort {
-            body.insert("reasoning_effort".into(), json!(effort.as_str()));
-        }
-        if r.budget_tokens.is_some() {
-            warnings.push(
-                "reasoning.budget_tokens dropped: OpenAI Chat takes an effort, not a budget".into(),
-            );
-        }
-        if r.wants_thoughts() {
-            warnings.push(
-                "reasoning.include_thoughts dropped: OpenAI Chat returns no reasoning text".into(),
-            );
-        }
+        reasoning_settings(dialect, r, &mut body, &mut warnings);
     }
     if let Some(s) = &o.output_schema {
         let mut js = Map::new();
@@ -127,11 +126,60 @@ pub fn encode_request(
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    merge_extra(&mut body, &o.extra, PROVIDER, NAME);
+    merge_extra(&mut body, &o.extra, dialect.provider, NAME);
     Ok(Encoded {
         body: Value::Object(body),
         warnings,
     })
+}
+
+/// The request's reasoning settings, the way the host takes them.
+fn reasoning_settings(
+    dialect: &Dialect,
+    r: &parlance_model::Reasoning,
+    body: &mut Map<String, Value>,
+    warnings: &mut Vec<String>,
+) {
+    match dialect.reasoning {
+        ReasoningParam::Effort => {
+            if let Some(effort) = r.effort {
+                body.insert("reasoning_effort".into(), json!(effort.as_str()));
+            }
+            if r.budget_tokens.is_some() {
+                warnings.push(
+                    "reasoning.budget_tokens dropped: OpenAI Chat takes an effort, not a budget"
+                        .into(),
+                );
+            }
+        }
+        ReasoningParam::Object => {
+            // OpenRouter takes one of the two.
+            let mut o = Map::new();
+            match (r.effort, r.budget_tokens) {
+                (Some(effort), budget) => {
+                    o.insert("effort".into(), json!(effort.as_str()));
+                    if budget.is_some() {
+                        warnings.push(format!(
+                            "reasoning.budget_tokens dropped: {} takes an effort or a budget, not both",
+                            dialect.provider
+                        ));
+                    }
+                }
+                (None, Some(budget)) => {
+                    o.insert("max_tokens".into(), json!(budget));
+                }
+                (None, None) => {}
+            }
+            if !o.is_empty() {
+                body.insert("reasoning".into(), Value::Object(o));
+            }
+        }
+    }
+    if r.wants_thoughts() && !dialect.returns_reasoning {
+        warnings.push(
+            "reasoning.include_thoughts dropped: OpenAI Chat returns no reasoning text".into(),
+        );
+    }
 }
 
 /// A message's text, or its text parts when a cache point needs one to
@@ -156,6 +204,7 @@ fn text_content(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Va
 }
 
 fn encode_message(
+    dialect: &Dialect,
     mi: usize,
     m: &Message,
     out: &mut Vec<Value>,
@@ -168,7 +217,7 @@ fn encode_message(
         Role::User => {
             out.push(json!({"role": "user", "content": user_content(mi, &m.content, warnings)?}))
         }
-        Role::Assistant => out.push(assistant(mi, m, warnings)?),
+        Role::Assistant => out.push(assistant(dialect, mi, m, warnings)?),
         Role::Tool => {
             // One `tool` message per result, right after the assistant message.
             for (bi, b) in m.content.iter().enumerate() {
@@ -276,7 +325,7 @@ fn media_part(where_: &str, ty: &str, m: &Media) -> Result<Value, ModelError> {
         }
         _ => {
             let mut file = Map::new();
-            if let (Some(id), Some("openai")) = (&m.file_id, m.provider.as_deref()) {
+            if let (Some(id), Some(super::PROVIDER)) = (&m.file_id, m.provider.as_deref()) {
                 file.insert("file_id".into(), json!(id));
             } else if m.data.is_some() {
                 file.insert("file_data".into(), json!(data_url(where_, m)?));
@@ -325,24 +374,22 @@ fn user_content(
     Ok(Value::Array(parts))
 }
 
-fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value, ModelError> {
+fn assistant(
+    dialect: &Dialect,
+    mi: usize,
+    m: &Message,
+    warnings: &mut Vec<String>,
+) -> Result<Value, ModelError> {
     let mut calls = Vec::new();
+    let mut reasoning = Replayed::default();
     for (bi, b) in m.content.iter().enumerate() {
         match b {
             Block::Text(_) | Block::Json { .. } | Block::CachePoint { .. } => {}
-            Block::Thinking(t) => {
-                // Chat Completions takes no reasoning back.
-                if !t.thinking.is_empty() || t.has_opaque_data() {
-                    warnings.push(format!(
-                        "{}: thinking dropped (OpenAI Chat takes no reasoning input)",
-                        at(mi, bi)
-                    ));
-                }
-            }
+            Block::Thinking(t) => reasoning.take(dialect, t, &at(mi, bi), warnings),
             Block::ToolCall { tool_call: c } => {
                 if c.signature.is_some() || c.item_id.is_some() {
                     let from = c.provider.as_deref().unwrap_or("another provider");
-                    if from != PROVIDER {
+                    if from != dialect.provider {
                         warnings.push(format!(
                             "{}: {from} tool call signature dropped",
                             at(mi, bi)
@@ -391,10 +438,80 @@ fn assistant(mi: usize, m: &Message, warnings: &mut Vec<String>) -> Result<Value
         }
     };
     msg.insert("content".into(), content);
+    reasoning.write(dialect, !calls.is_empty(), &mut msg);
     if !calls.is_empty() {
         msg.insert("tool_calls".into(), Value::Array(calls));
     }
     Ok(Value::Object(msg))
+}
+
+/// The reasoning of an assistant message that goes back to its host.
+#[derive(Default)]
+struct Replayed {
+    text: Option<String>,
+    details: Vec<Value>,
+}
+
+impl Replayed {
+    /// A thinking block: kept when the host takes its own reasoning back,
+    /// else dropped with a warning (when it holds anything).
+    fn take(
+        &mut self,
+        dialect: &Dialect,
+        t: &parlance_format::Thinking,
+        where_: &str,
+        warnings: &mut Vec<String>,
+    ) {
+        let own = t.provider.as_deref() == Some(dialect.provider);
+        match dialect.replay {
+            Replay::ReasoningContent if own => {
+                self.text
+                    .get_or_insert_with(String::new)
+                    .push_str(&t.thinking);
+                return;
+            }
+            Replay::ReasoningDetails if own => {
+                // The items as the host returned them, kept whole.
+                let items = t
+                    .encrypted_content
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok());
+                if let Some(Value::Array(items)) = items {
+                    self.details.extend(items);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if t.thinking.is_empty() && !t.has_opaque_data() {
+            return;
+        }
+        let why = match (dialect.replay, t.provider.as_deref()) {
+            (Replay::Never, _) => format!("{} takes no reasoning back", dialect.provider),
+            (_, Some(from)) => format!("{from} reasoning is not sent to {}", dialect.provider),
+            (_, None) => format!(
+                "reasoning of unknown origin is not sent to {}",
+                dialect.provider
+            ),
+        };
+        warnings.push(format!("{where_}: thinking dropped ({why})"));
+    }
+
+    fn write(self, dialect: &Dialect, has_calls: bool, msg: &mut Map<String, Value>) {
+        match dialect.replay {
+            // DeepSeek refuses a tool-call turn without it in thinking mode.
+            Replay::ReasoningContent if self.text.is_some() || has_calls => {
+                msg.insert(
+                    "reasoning_content".into(),
+                    json!(self.text.unwrap_or_default()),
+                );
+            }
+            Replay::ReasoningDetails if !self.details.is_empty() => {
+                msg.insert("reasoning_details".into(), Value::Array(self.details));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Text and JSON blocks as one text (the API's string content).

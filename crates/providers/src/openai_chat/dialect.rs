@@ -1,0 +1,94 @@
+//! What an OpenAI-compatible host does differently from OpenAI's own Chat
+//! Completions: the provider name its answers carry, whether and how it
+//! takes reasoning back, and how it takes reasoning settings. Each preset
+//! of the registry (DeepSeek, OpenRouter, Groq...) speaks Chat Completions
+//! through one of these; the wire is otherwise OpenAI's. See
+//! docs/providers.md for each host's documented behaviour and sources.
+//!
+//! Reading is the same for all: reasoning text comes from
+//! `reasoning_content` or `reasoning` (whichever the host sends), in
+//! responses and stream deltas. The thinking block is marked with the
+//! host's provider name, so that reasoning from one host is never sent to
+//! another (the rule for opaque data in docs/providers.md).
+
+/// How a host takes earlier reasoning back in an assistant message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// Not at all: thinking is dropped with a warning (OpenAI, and the
+    /// hosts that document no way back).
+    Never,
+    /// As `reasoning_content` text (DeepSeek: required on turns with tool
+    /// calls in thinking mode, ignored on the others). An assistant message
+    /// with tool calls and no reasoning of this host's gets `""`.
+    ReasoningContent,
+    /// As the `reasoning_details` items it returned, unchanged
+    /// (OpenRouter: signatures and encrypted reasoning of the model behind
+    /// it).
+    ReasoningDetails,
+}
+
+/// How a host takes the request's reasoning settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningParam {
+    /// `reasoning_effort` (OpenAI's); a token budget is dropped.
+    Effort,
+    /// OpenRouter's `reasoning` object: `{"effort"}` or `{"max_tokens"}`.
+    Object,
+}
+
+/// One host's differences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The provider name on its messages and their opaque data.
+    pub provider: &'static str,
+    /// How it takes reasoning back.
+    pub replay: Replay,
+    /// How it takes reasoning settings.
+    pub reasoning: ReasoningParam,
+    /// Whether it can return reasoning text (OpenAI's Chat never does).
+    pub returns_reasoning: bool,
+}
+
+impl Dialect {
+    const fn host(provider: &'static str) -> Dialect {
+        Dialect {
+            provider,
+            replay: Replay::Never,
+            reasoning: ReasoningParam::Effort,
+            returns_reasoning: true,
+        }
+    }
+}
+
+/// OpenAI's own API.
+pub const OPENAI: Dialect = Dialect {
+    returns_reasoning: false,
+    ..Dialect::host(super::PROVIDER)
+};
+/// DeepSeek (`reasoning_content`, sent back).
+pub const DEEPSEEK: Dialect = Dialect {
+    replay: Replay::ReasoningContent,
+    ..Dialect::host("deepseek")
+};
+/// OpenRouter (`reasoning` text and `reasoning_details`, sent back).
+pub const OPENROUTER: Dialect = Dialect {
+    replay: Replay::ReasoningDetails,
+    reasoning: ReasoningParam::Object,
+    ..Dialect::host("openrouter")
+};
+/// Groq (`reasoning`).
+pub const GROQ: Dialect = Dialect::host("groq");
+/// Together AI (`reasoning`).
+pub const TOGETHER: Dialect = Dialect::host("together");
+/// Fireworks AI (`reasoning_content`).
+pub const FIREWORKS: Dialect = Dialect::host("fireworks");
+/// xAI (`reasoning_content` from the models that return it).
+pub const XAI: Dialect = Dialect::host("xai");
+/// Cerebras (`reasoning`).
+pub const CEREBRAS: Dialect = Dialect::host("cerebras");
+/// vLLM (`reasoning_content`, `reasoning` in newer releases).
+pub const VLLM: Dialect = Dialect::host("vllm");
+/// LM Studio (`reasoning_content`).
+pub const LMSTUDIO: Dialect = Dialect::host("lmstudio");
+/// Ollama's OpenAI-compatible endpoint (`reasoning`).
+pub const OLLAMA: Dialect = Dialect::host("ollama");
