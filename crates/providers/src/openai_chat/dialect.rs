@@ -17,10 +17,17 @@ pub enum Replay {
     /// Not at all: thinking is dropped with a warning (OpenAI, and the
     /// hosts that document no way back).
     Never,
-    /// As `reasoning_content` text (DeepSeek: required on turns with tool
-    /// calls in thinking mode, ignored on the others). An assistant message
-    /// with tool calls and no reasoning of this host's gets `""`.
-    ReasoningContent,
+    /// As text in `field` of the assistant message: `reasoning_content`
+    /// (DeepSeek: required on turns with tool calls in thinking mode,
+    /// ignored on the others) or `reasoning` (Ollama). With
+    /// `required_with_calls`, a message with tool calls and no reasoning of
+    /// this host's gets `""`.
+    Text {
+        /// The message field.
+        field: &'static str,
+        /// Whether a tool-call turn must carry the field.
+        required_with_calls: bool,
+    },
     /// As the `reasoning_details` items it returned, unchanged
     /// (OpenRouter: signatures and encrypted reasoning of the model behind
     /// it).
@@ -67,7 +74,10 @@ pub const OPENAI: Dialect = Dialect {
 };
 /// DeepSeek (`reasoning_content`, sent back).
 pub const DEEPSEEK: Dialect = Dialect {
-    replay: Replay::ReasoningContent,
+    replay: Replay::Text {
+        field: "reasoning_content",
+        required_with_calls: true,
+    },
     ..Dialect::host("deepseek")
 };
 /// OpenRouter (`reasoning` text and `reasoning_details`, sent back).
@@ -90,5 +100,11 @@ pub const CEREBRAS: Dialect = Dialect::host("cerebras");
 pub const VLLM: Dialect = Dialect::host("vllm");
 /// LM Studio (`reasoning_content`).
 pub const LMSTUDIO: Dialect = Dialect::host("lmstudio");
-/// Ollama's OpenAI-compatible endpoint (`reasoning`).
-pub const OLLAMA: Dialect = Dialect::host("ollama");
+/// Ollama's OpenAI-compatible endpoint (`reasoning`, sent back).
+pub const OLLAMA: Dialect = Dialect {
+    replay: Replay::Text {
+        field: "reasoning",
+        required_with_calls: false,
+    },
+    ..Dialect::host("ollama")
+};

@@ -464,7 +464,7 @@ impl Replayed {
     ) {
         let own = t.provider.as_deref() == Some(dialect.provider);
         match dialect.replay {
-            Replay::ReasoningContent if own => {
+            Replay::Text { .. } if own => {
                 self.text
                     .get_or_insert_with(String::new)
                     .push_str(&t.thinking);
@@ -500,11 +500,11 @@ impl Replayed {
     fn write(self, dialect: &Dialect, has_calls: bool, msg: &mut Map<String, Value>) {
         match dialect.replay {
             // DeepSeek refuses a tool-call turn without it in thinking mode.
-            Replay::ReasoningContent if self.text.is_some() || has_calls => {
-                msg.insert(
-                    "reasoning_content".into(),
-                    json!(self.text.unwrap_or_default()),
-                );
+            Replay::Text {
+                field,
+                required_with_calls,
+            } if self.text.is_some() || (has_calls && required_with_calls) => {
+                msg.insert(field.into(), json!(self.text.unwrap_or_default()));
             }
             Replay::ReasoningDetails if !self.details.is_empty() => {
                 msg.insert("reasoning_details".into(), Value::Array(self.details));
