@@ -7,18 +7,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use parlance::{
-    Agent, Block, Limits, Model, ModelOptions, OnToolException, Response, Resume, Role, RunInput,
-    RunStatus, ToolStatus,
-};
+use parlance::{Agent, Limits, Model, ModelOptions, OnToolException, Resume, RunInput};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::convert::{from_py, to_py};
-use crate::errors::{build_error, config_error, decision_error, run_error_class};
+use crate::errors::{build_error, config_error, decision_error};
 use crate::events::PyRunStream;
 use crate::input;
 use crate::models::PyModel;
+use crate::outcome::finish;
 use crate::response::PyResponse;
 use crate::runtime::{awaitable, block_on, copy_context, running_loop};
 use crate::store::{PyStore, ThreadWork, on_thread};
@@ -420,55 +418,4 @@ impl PyAgent {
     pub fn agent(&self) -> &Agent {
         &self.agent
     }
-}
-
-/// A run's response for Python: a failed run raises `RunError` (with the
-/// tool's exception as `__cause__` under `fail`).
-pub fn finish(
-    py: Python<'_>,
-    response: Response,
-    ctx: &RunCtx,
-    output_type: Option<Py<PyAny>>,
-) -> PyResult<PyResponse> {
-    if response.status != RunStatus::Failed {
-        return Ok(PyResponse::new(response, output_type));
-    }
-    let error = response
-        .error
-        .clone()
-        .unwrap_or_else(|| parlance::RunError::new("failed", "the run failed without saying why"));
-    let cause = if error.code == "tool_failed" {
-        first_failed_call(&response)
-            .and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id))
-    } else {
-        None
-    };
-    let detail = match &error.cause {
-        Some(c) => to_py(py, c)?,
-        None => py.None().into_bound(py),
-    };
-    let response = Py::new(py, PyResponse::new(response, None))?;
-    let exc = run_error_class(py)?.call1((error.message, error.code, detail, response))?;
-    let err = PyErr::from_value(exc);
-    if let Some(c) = cause {
-        err.set_cause(py, Some(c));
-    }
-    Err(err)
-}
-
-/// The call whose unexpected failure stopped the run: the first
-/// `tool_failed` result of the last tool message.
-fn first_failed_call(r: &Response) -> Option<String> {
-    r.messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Tool)?
-        .content
-        .iter()
-        .find_map(|b| match b {
-            Block::ToolResult { tool_result } if tool_result.status == ToolStatus::ToolFailed => {
-                Some(tool_result.tool_call_id.clone())
-            }
-            _ => None,
-        })
 }

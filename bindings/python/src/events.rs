@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 
-use crate::agent::finish;
 use crate::convert::to_py;
+use crate::outcome::finish;
 use crate::response::{PyApprovalRequest, PyResponse};
 use crate::runtime::awaitable;
 use crate::tools::RunCtx;

@@ -13,6 +13,7 @@ mod events;
 mod format;
 mod input;
 mod models;
+mod outcome;
 mod response;
 mod runtime;
 mod store;

@@ -14,10 +14,11 @@ use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVers
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
 use crate::config::{Endpoint, Settings};
+use crate::link::{Link, tail};
 
 /// Variables a stdio server gets from this process unless told otherwise
 /// (those the MCP SDKs pass on by default): enough to run, no secrets.
@@ -29,34 +30,6 @@ const SAFE_ENV: &[&str] = &[
 const STDERR_LINES: usize = 8;
 /// Characters kept of each of those lines.
 const STDERR_LINE_CHARS: usize = 300;
-
-/// What a tool needs to reach its server: the peer of the connection it
-/// was listed on, and that connection's stderr.
-pub(crate) struct Link {
-    pub name: String,
-    pub peer: Peer<RoleClient>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-}
-
-impl Link {
-    /// `; its stderr ended with: ...`, or nothing when it wrote nothing
-    /// (or the server is not a process).
-    pub fn stderr_tail(&self) -> String {
-        tail(&self.stderr)
-    }
-}
-
-fn tail(lines: &Mutex<VecDeque<String>>) -> String {
-    let lines = lines.lock().unwrap_or_else(|p| p.into_inner());
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; its stderr ended with: {}",
-            lines.iter().cloned().collect::<Vec<_>>().join(" | ")
-        )
-    }
-}
 
 /// Hears the server say its tools changed.
 #[derive(Clone)]

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceC
 use serde_json::Value;
 
 use crate::config::Settings;
-use crate::connection::Link;
+use crate::link::Link;
 
 /// The error type `tool_failed` results of MCP tools carry.
 pub const FAILURE_TYPE: &str = "mcp";

@@ -37,6 +37,7 @@
 mod config;
 mod connection;
 mod convert;
+mod link;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,8 +7,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 
 use super::args::{pretty, with_raw};
-use super::decide::{Problems, how};
-use super::form::{self, Errors, Prefill};
+use super::form::{self, Errors, Prefill, Problems};
 use super::page::{self, badge, when};
 use super::paused::{Call, CallState, Paused};
 use super::session::Viewer;
@@ -82,7 +81,7 @@ pub fn render(
             }
         }
     };
-    (status, page::layout("Decide", Some(viewer), body)).into_response()
+    (status, page::layout("Decide", Some(viewer.banner()), body)).into_response()
 }
 
 fn slot(errors: &Errors, key: &str, id: &str) -> Markup {
@@ -211,7 +210,7 @@ fn done_card(n: usize, c: &Call, conflict: Option<&String>) -> Markup {
             @if let Some(d) = &c.description { p .description { (d) } }
             (with_raw(&c.call.arguments))
             @if let CallState::Done(r) = &c.state {
-                p .muted { "Decided: " (how(&c.state)) @if let Some(a) = &r.approval { @if let Some(reason) = &a.reason { " — " (reason) } } }
+                p .muted { "Decided: " (c.state.how()) @if let Some(a) = &r.approval { @if let Some(reason) = &a.reason { " — " (reason) } } }
                 @if let Some(args) = r.approval.as_ref().and_then(|a| a.arguments.as_ref()) {
                     p .muted { "Ran with:" } (with_raw(args))
                 }

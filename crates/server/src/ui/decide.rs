@@ -11,7 +11,6 @@
 //! is not sent: the engine would refuse it anyway (a call decided once is
 //! never decided again).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
@@ -25,39 +24,12 @@ use parlance_runtime::ThreadRunner;
 use serde_json::{Value, json};
 
 use super::call_view::{self, Notice};
-use super::form::{self, Errors, Prefill};
+use super::form::{self, Errors, Prefill, Problems};
 use super::live::{self, Tick};
 use super::page::UiError;
-use super::paused::{self, CallState, Paused};
+use super::paused::{self, Paused};
 use super::session::Viewer;
 use crate::state::AppState;
-
-/// What is wrong with a posted form, by call (its index in the turn).
-#[derive(Default, Debug)]
-pub struct Problems {
-    /// Per call: messages by slot (a field's JSON pointer, `""` for the
-    /// arguments as a whole, `#decision`, `#answer`).
-    pub calls: HashMap<usize, Errors>,
-    /// Calls decided elsewhere meanwhile, and how.
-    pub conflicts: HashMap<usize, String>,
-    /// About the form as a whole.
-    pub general: Vec<String>,
-}
-
-impl Problems {
-    fn is_empty(&self) -> bool {
-        self.calls.is_empty() && self.conflicts.is_empty() && self.general.is_empty()
-    }
-
-    fn at(&mut self, n: usize, slot: &str, msg: impl Into<String>) {
-        self.calls
-            .entry(n)
-            .or_default()
-            .entry(slot.to_string())
-            .or_default()
-            .push(msg.into());
-    }
-}
 
 fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
@@ -65,18 +37,6 @@ fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .rev()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
-}
-
-/// How a decided call was decided, in words.
-pub fn how(state: &CallState) -> String {
-    match state {
-        CallState::Done(r) => match &r.approval {
-            Some(a) => a.decision.as_str().to_string(),
-            None => format!("ran without a decision ({})", r.status.as_str()),
-        },
-        CallState::Pending { .. } => "waiting".into(),
-        CallState::Unknown => "unknown".into(),
-    }
 }
 
 /// The decisions a posted form makes on `p`, or what is wrong with it.
@@ -103,7 +63,7 @@ pub fn read(p: &Paused, pairs: &[(String, String)]) -> Result<Vec<Decision>, Pro
         }
         let Some(digest) = c.pending() else {
             if posted_id.is_some() && !choice.is_empty() && choice != "later" {
-                problems.conflicts.insert(n, how(&c.state));
+                problems.conflicts.insert(n, c.state.how());
             }
             continue;
         };
@@ -374,7 +334,7 @@ pub async fn events(
                 .calls
                 .iter()
                 .enumerate()
-                .map(|(n, c)| json!({"n": n, "id": c.call.id, "pending": c.pending().is_some(), "how": how(&c.state)}))
+                .map(|(n, c)| json!({"n": n, "id": c.call.id, "pending": c.pending().is_some(), "how": c.state.how()}))
                 .collect();
                 let data =
                     json!({"status": p.run.status, "calls": calls, "thread": p.run.thread_id});

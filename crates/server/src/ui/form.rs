@@ -43,6 +43,35 @@ impl Prefill {
 /// Messages by JSON pointer ("" for the whole arguments).
 pub type Errors = HashMap<String, Vec<String>>;
 
+/// What is wrong with a posted form, by call (its index in the turn).
+#[derive(Default, Debug)]
+pub struct Problems {
+    /// Per call: messages by slot (a field's JSON pointer, `""` for the
+    /// arguments as a whole, `#decision`, `#answer`).
+    pub calls: HashMap<usize, Errors>,
+    /// Calls decided elsewhere meanwhile, and how.
+    pub conflicts: HashMap<usize, String>,
+    /// About the form as a whole.
+    pub general: Vec<String>,
+}
+
+impl Problems {
+    /// Nothing is wrong.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.conflicts.is_empty() && self.general.is_empty()
+    }
+
+    /// Adds `msg` at `slot` of call `n`.
+    pub fn at(&mut self, n: usize, slot: &str, msg: impl Into<String>) {
+        self.calls
+            .entry(n)
+            .or_default()
+            .entry(slot.to_string())
+            .or_default()
+            .push(msg.into());
+    }
+}
+
 /// One field of the form.
 struct Field {
     ptr: String,

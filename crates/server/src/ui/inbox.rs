@@ -31,7 +31,7 @@ pub async fn page(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
         p #live-status .muted role="status" aria-live="polite" {}
         div #inbox data-live="/ui/events" data-event="inbox" { (list(&runs, &viewer)) }
     };
-    Ok(page::layout("Inbox", Some(&viewer), body).into_response())
+    Ok(page::layout("Inbox", Some(viewer.banner()), body).into_response())
 }
 
 async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Paused>, UiError> {

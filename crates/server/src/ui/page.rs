@@ -6,10 +6,19 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 
-use super::session::Viewer;
+use crate::auth::Principal;
+
+/// Who is looking, as the page's header shows it (and its log-out form).
+#[derive(Clone, Copy)]
+pub struct Banner<'a> {
+    /// The viewer.
+    pub who: &'a Principal,
+    /// The CSRF token of the log-out form.
+    pub csrf: &'a str,
+}
 
 /// The whole page around `body`.
-pub fn layout(title: &str, viewer: Option<&Viewer>, body: Markup) -> Html<String> {
+pub fn layout(title: &str, viewer: Option<Banner<'_>>, body: Markup) -> Html<String> {
     let page = html! {
         (DOCTYPE)
         html lang="en" {

@@ -26,6 +26,20 @@ pub enum CallState {
     Unknown,
 }
 
+impl CallState {
+    /// How a decided call was decided, in words.
+    pub fn how(&self) -> String {
+        match self {
+            CallState::Done(r) => match &r.approval {
+                Some(a) => a.decision.as_str().to_string(),
+                None => format!("ran without a decision ({})", r.status.as_str()),
+            },
+            CallState::Pending { .. } => "waiting".into(),
+            CallState::Unknown => "unknown".into(),
+        }
+    }
+}
+
 /// One call of the paused turn.
 #[derive(Debug, Clone)]
 pub struct Call {

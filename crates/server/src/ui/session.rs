@@ -149,6 +149,14 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// The page header's view of this viewer.
+    pub fn banner(&self) -> page::Banner<'_> {
+        page::Banner {
+            who: &self.who,
+            csrf: &self.csrf,
+        }
+    }
+
     /// When the session ends, in seconds since the epoch (live pages end
     /// their streams then).
     pub fn expires(&self) -> u64 {

@@ -44,7 +44,7 @@ pub async fn list(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
             }
         }
     };
-    Ok(page::layout("Threads", Some(&viewer), body).into_response())
+    Ok(page::layout("Threads", Some(viewer.banner()), body).into_response())
 }
 
 /// The thread's content, as the viewer may read it.
@@ -98,7 +98,7 @@ fn thread_page(
         }
         div #thread data-live={ "/ui/threads/" (id) "/events" } data-event="thread" { (content) }
     };
-    page::layout("Thread", Some(viewer), body)
+    page::layout("Thread", Some(viewer.banner()), body)
 }
 
 /// `GET /ui/threads/{id}`.
