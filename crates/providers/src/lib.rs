@@ -44,6 +44,7 @@ pub mod format;
 mod formats;
 pub mod gemini;
 mod http_model;
+pub mod mistral;
 pub mod openai_chat;
 mod openai_common;
 pub mod openai_responses;

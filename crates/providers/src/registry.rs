@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::error::BuildError;
 use crate::format::WireFormat;
-use crate::{anthropic, gemini, openai_chat, openai_responses};
+use crate::{anthropic, gemini, mistral, openai_chat, openai_responses};
 
 /// A provider: an API (its wire format) at a base URL, with a key.
 #[derive(Debug, Clone, Copy)]
@@ -230,6 +230,17 @@ impl Provider {
         access: Access::Standard,
     };
 
+    /// Mistral (`mistral:mistral-large-latest`, `mistral:magistral-medium-latest`).
+    pub const MISTRAL: Provider = Provider {
+        name: "mistral",
+        aliases: &[],
+        format: &mistral::FORMAT,
+        base_url: "https://api.mistral.ai/v1",
+        base_url_env: "MISTRAL_BASE_URL",
+        api_key_env: &["MISTRAL_API_KEY"],
+        access: Access::Standard,
+    };
+
     /// The provider called `name` (or one of its aliases).
     pub fn named(name: &str) -> Option<Provider> {
         PROVIDERS
@@ -245,6 +256,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider::OPENAI_RESPONSES,
     Provider::ANTHROPIC,
     Provider::GEMINI,
+    Provider::MISTRAL,
     Provider::AZURE,
     Provider::AZURE_RESPONSES,
     Provider::DEEPSEEK,

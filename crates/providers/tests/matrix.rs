@@ -1,4 +1,4 @@
-//! The cross-provider matrix: for every ordered pair of the four adapters,
+//! The cross-provider matrix: for every ordered pair of the adapters,
 //! a conversation with thinking, three parallel tool calls, a failed tool
 //! result and an image, made by the first, is sent to the second. The
 //! request must be valid against the second's official spec and obey its
@@ -7,12 +7,13 @@
 
 mod common;
 
-use common::{ANTHROPIC, Api, GEMINI, OPENAI_CHAT, RESPONSES};
+use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OPENAI_CHAT, RESPONSES};
 use parlance_format::{Block, Media, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{ModelOptions, ModelRequest};
 use serde_json::{Value, json};
 
-const SECRETS: [&str; 6] = [
+const SECRETS: [&str; 7] = [
+    "SIG-MISTRAL-think",
     "SIG-ANTHROPIC-abc",
     "ENC-OPENAI-xyz",
     "SIG-GEMINI-thought",
@@ -54,6 +55,11 @@ fn made_by(api: &Api) -> Message {
                 }))
                 .collect();
             json!({"responseId": "r1", "modelVersion": "gemini-3", "candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": parts}}]})
+        }
+        "mistral" => {
+            json!({"id": "m1", "model": "magistral-medium", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Three cities."}], "signature": "SIG-MISTRAL-think"}],
+            "tool_calls": ((0..3).map(|i| json!({"id": format!("Mcall000{i}"), "function": {"name": "get_weather", "arguments": args(i).to_string()}})).collect::<Vec<_>>())}}]})
         }
         _ => unreachable!(),
     };
@@ -115,6 +121,24 @@ fn conversation(source: &Api) -> ModelRequest {
 /// Calls and results pair up the way `target` requires.
 fn check_pairing(target: &Api, body: &Value) {
     match target.dir {
+        "mistral" => {
+            let msgs = body["messages"].as_array().unwrap();
+            let a = msgs
+                .iter()
+                .position(|m| m["tool_calls"].is_array())
+                .unwrap();
+            let calls = msgs[a]["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), 3);
+            for (k, c) in calls.iter().enumerate() {
+                let id = c["id"].as_str().unwrap();
+                assert!(
+                    id.len() == 9 && id.chars().all(|c| c.is_ascii_alphanumeric()),
+                    "Mistral ids are 9 alphanumerics: {id}"
+                );
+                assert_eq!(msgs[a + 1 + k]["role"], "tool");
+                assert_eq!(msgs[a + 1 + k]["tool_call_id"], c["id"]);
+            }
+        }
         "openai-chat" => {
             let msgs = body["messages"].as_array().unwrap();
             let a = msgs
@@ -221,7 +245,7 @@ fn check_pairing(target: &Api, body: &Value) {
 
 #[test]
 fn every_ordered_pair_of_adapters() {
-    let apis = [&OPENAI_CHAT, &ANTHROPIC, &RESPONSES, &GEMINI];
+    let apis = [&OPENAI_CHAT, &ANTHROPIC, &RESPONSES, &GEMINI, &MISTRAL];
     let mut pairs = 0;
     for source in apis {
         for target in apis {
@@ -263,12 +287,13 @@ fn every_ordered_pair_of_adapters() {
             }
         }
     }
-    assert_eq!(pairs, 12);
+    assert_eq!(pairs, 20);
 }
 
 #[test]
 fn own_opaque_data_goes_back_to_its_provider() {
-    let cases: [(&Api, &[&str]); 3] = [
+    let cases: [(&Api, &[&str]); 4] = [
+        (&MISTRAL, &["SIG-MISTRAL-think"]),
         (&ANTHROPIC, &["SIG-ANTHROPIC-abc"]),
         (&RESPONSES, &["ENC-OPENAI-xyz", "rs_0042", "fc_0001"]),
         (&GEMINI, &["SIG-GEMINI-thought", "SIG-GEMINI-call"]),

@@ -22,7 +22,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::spec_walk::{Spec, Target, value_at};
-use common::{ANTHROPIC, Api, GEMINI, OPENAI_CHAT, RESPONSES, normalize};
+use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OPENAI_CHAT, RESPONSES, normalize};
 use parlance_providers::{WIRE_FORMATS, WireFormat};
 use serde_json::{Value, json};
 
@@ -76,6 +76,14 @@ const SPECS: &[SpecOf] = &[
         messages_key: "contents",
         context: gemini_context,
         equivalent: gemini_equivalent,
+    },
+    SpecOf {
+        format: "mistral",
+        api: &MISTRAL,
+        component: "ChatCompletionRequest",
+        messages_key: "messages",
+        context: mistral_context,
+        equivalent: mistral_equivalent,
     },
 ];
 
@@ -431,6 +439,123 @@ fn gemini_equivalent(v: &mut Value) {
                 && !d.contains_key("parametersJsonSchema")
             {
                 d.insert("parametersJsonSchema".into(), json!({"type": "object"}));
+            }
+        }
+    }
+}
+
+/// Mistral's messages are told apart by `role`, which its schema leaves
+/// optional (a discriminator with a default), so the walk may build a
+/// message without one: it gets the role its fields belong to.
+fn mistral_context(body: &mut Value) -> usize {
+    for m in body["messages"].as_array_mut().into_iter().flatten() {
+        let Some(o) = m.as_object_mut() else { continue };
+        // Chunks: `type` has a default too; it is the chunk's one field.
+        for c in o
+            .get_mut("content")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            let Some(c) = c.as_object_mut() else { continue };
+            let kinds = [
+                ("thinking", "thinking"),
+                ("document_url", "document_url"),
+                ("image_url", "image_url"),
+                ("input_audio", "input_audio"),
+                ("file_id", "file"),
+                ("reference_ids", "reference"),
+                ("text", "text"),
+            ];
+            if !c.contains_key("type")
+                && let Some((_, ty)) = kinds.iter().find(|(k, _)| c.contains_key(*k))
+            {
+                c.insert("type".into(), json!(ty));
+            }
+        }
+        if o.get("role").is_some_and(Value::is_string) {
+            continue;
+        }
+        let thinking = o
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().any(|p| p["type"] == "thinking"));
+        let role = if o.contains_key("tool_call_id") || o.contains_key("name") {
+            "tool"
+        } else if o.contains_key("tool_calls")
+            || o.contains_key("prefix")
+            || thinking
+            // Only an assistant message may have no content.
+            || !o.contains_key("content")
+        {
+            "assistant"
+        } else {
+            "user"
+        };
+        o.insert("role".into(), json!(role));
+    }
+    chat_context(body)
+}
+
+/// Mistral: Chat Completions' equivalences; call ids are sent as
+/// Mistral's 9-character ids (an id that is one already is kept: the
+/// mapping is documented in docs/providers.md); `tool_choice: "any"` is
+/// `"required"`; the tool's `name` on a result is its call's; a tool's
+/// `type` defaults to `function`; a last assistant message is a prefix;
+/// chunk defaults (`closed: true`, `thinking` parts of type `text`, an
+/// image URL string is `{"url"}`).
+fn mistral_equivalent(v: &mut Value) {
+    use parlance_providers::mistral::ids::call_id;
+    chat_equivalent(v);
+    if v["tool_choice"] == "any" {
+        v["tool_choice"] = json!("required");
+    }
+    // `type` defaults to "function" (the only kind).
+    for t in v["tools"].as_array_mut().into_iter().flatten() {
+        if let Some(o) = t.as_object_mut() {
+            o.entry("type").or_insert(json!("function"));
+        }
+    }
+    // A last assistant message is a prefix (docs/providers.md).
+    if let Some(last) = v["messages"].as_array_mut().and_then(|l| l.last_mut())
+        && last["role"] == "assistant"
+        && last.get("tool_calls").is_none()
+    {
+        last["prefix"] = json!(true);
+    }
+    for m in v["messages"].as_array_mut().into_iter().flatten() {
+        // A chunk's defaults: `closed: true`, text parts of `thinking`;
+        // an image URL as a string is `{"url"}`.
+        for c in m["content"].as_array_mut().into_iter().flatten() {
+            let Some(c) = c.as_object_mut() else { continue };
+            if c.get("closed") == Some(&json!(true)) {
+                c.remove("closed");
+            }
+            if let Some(Value::String(u)) = c.get("image_url").cloned() {
+                c.insert("image_url".into(), json!({"url": u}));
+            }
+            for t in c
+                .get_mut("thinking")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(t) = t.as_object_mut() {
+                    t.entry("type").or_insert(json!("text"));
+                }
+            }
+        }
+        if let Some(Value::String(id)) = m.get_mut("tool_call_id") {
+            *id = call_id(id);
+        }
+        if m["role"] == "tool"
+            && let Some(o) = m.as_object_mut()
+        {
+            o.remove("name");
+        }
+        for c in m["tool_calls"].as_array_mut().into_iter().flatten() {
+            if let Some(Value::String(id)) = c.get_mut("id") {
+                *id = call_id(id);
             }
         }
     }

@@ -15,7 +15,7 @@ use parlance_format::Message;
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::StreamDecoder;
 use parlance_providers::{
-    DecodedRequest, Encoded, anthropic, gemini, openai_chat, openai_responses,
+    DecodedRequest, Encoded, anthropic, gemini, mistral, openai_chat, openai_responses,
 };
 use serde_json::{Value, json};
 
@@ -130,6 +130,20 @@ pub const GEMINI: Api = Api {
     classify: gemini::classify,
     messages_key: "contents",
     canonicalize: canonicalize_gemini,
+};
+
+pub const MISTRAL: Api = Api {
+    dir: "mistral",
+    endpoint: "/v1/chat/completions",
+    spec: "mistral/openapi.trimmed.json",
+    request_component: "ChatCompletionRequest",
+    decode_request: mistral::decode_request,
+    encode_request: mistral::encode_request,
+    decode_response: mistral::decode_response,
+    new_stream: || Box::new(mistral::stream::MistralStream::new()),
+    classify: mistral::classify,
+    messages_key: "messages",
+    canonicalize: |_| {},
 };
 
 /// Responses: an empty assistant message carries nothing; a function
