@@ -68,7 +68,7 @@ enum Command {
     /// provider's wire format.
     #[command(after_help = CONVERT_HELP)]
     Convert {
-        /// The input's format: canonical, openai-chat, openai-responses, anthropic, gemini or mistral.
+        /// The input's format: canonical, openai-chat, openai-responses, anthropic, gemini, mistral or ollama.
         #[arg(long)]
         from: String,
         /// The output's format (same names); requests only for providers.
@@ -373,7 +373,7 @@ fn schema(name: &str, out: Option<&str>) -> Result<ExitCode, String> {
 }
 
 const CONVERT_HELP: &str = "\
-Formats: canonical, openai-chat, openai-responses, anthropic, gemini, mistral.
+Formats: canonical, openai-chat, openai-responses, anthropic, gemini, mistral, ollama.
 
 Kinds:
   request   A request body. To canonical: the conversation, tools and options

@@ -16,7 +16,7 @@
 //! operator = false                    # operators see artifacts and every thread
 //!
 //! [providers.openai]
-//! format = "openai-chat"              # openai-chat, openai-responses, anthropic, gemini, mistral
+//! format = "openai-chat"              # openai-chat, openai-responses, anthropic, gemini, mistral, ollama
 //! base_url = "https://api.openai.com/v1"
 //! api_key_env = "OPENAI_API_KEY"
 //!
@@ -214,7 +214,7 @@ pub struct TokenConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// The wire format: openai-chat, openai-responses, anthropic, gemini, mistral.
+    /// The wire format: openai-chat, openai-responses, anthropic, gemini, mistral, ollama.
     pub format: String,
     /// Base URL (defaults to the provider's public API).
     pub base_url: Option<String>,

@@ -215,6 +215,10 @@ impl ModelBuilder {
         let base_url = match (&self.base_url, self.provider) {
             (Some(url), _) => url.clone(),
             (None, Some(p)) => match env(p.base_url_env) {
+                // OLLAMA_HOST is `host[:port]` as often as a URL.
+                Some(url) if std::ptr::eq(p.format, &crate::ollama::FORMAT) => {
+                    crate::ollama::host_url(&url)
+                }
                 Some(url) => url,
                 None if p.base_url.is_empty() => {
                     return Err(BuildError::NoBaseUrl {

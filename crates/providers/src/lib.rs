@@ -45,6 +45,7 @@ mod formats;
 pub mod gemini;
 mod http_model;
 pub mod mistral;
+pub mod ollama;
 pub mod openai_chat;
 mod openai_common;
 pub mod openai_responses;

@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::error::BuildError;
 use crate::format::WireFormat;
-use crate::{anthropic, gemini, mistral, openai_chat, openai_responses};
+use crate::{anthropic, gemini, mistral, ollama, openai_chat, openai_responses};
 
 /// A provider: an API (its wire format) at a base URL, with a key.
 #[derive(Debug, Clone, Copy)]
@@ -241,6 +241,19 @@ impl Provider {
         access: Access::Standard,
     };
 
+    /// Ollama's native API (`ollama:llama3.2`): `http://localhost:11434`
+    /// or `OLLAMA_HOST` (`host[:port]` or a URL); no key, or a bearer
+    /// `OLLAMA_API_KEY` for Ollama's cloud (`OLLAMA_HOST=https://ollama.com`).
+    pub const OLLAMA: Provider = Provider {
+        name: "ollama",
+        aliases: &[],
+        format: &ollama::FORMAT,
+        base_url: "http://localhost:11434",
+        base_url_env: "OLLAMA_HOST",
+        api_key_env: &["OLLAMA_API_KEY"],
+        access: Access::Standard,
+    };
+
     /// The provider called `name` (or one of its aliases).
     pub fn named(name: &str) -> Option<Provider> {
         PROVIDERS
@@ -257,6 +270,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider::ANTHROPIC,
     Provider::GEMINI,
     Provider::MISTRAL,
+    Provider::OLLAMA,
     Provider::AZURE,
     Provider::AZURE_RESPONSES,
     Provider::DEEPSEEK,

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OPENAI_CHAT, RESPONSES};
+use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES};
 use parlance_format::{Block, Media, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{ModelOptions, ModelRequest};
 use serde_json::{Value, json};
@@ -60,6 +60,12 @@ fn made_by(api: &Api) -> Message {
             json!({"id": "m1", "model": "magistral-medium", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
             "role": "assistant", "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "Three cities."}], "signature": "SIG-MISTRAL-think"}],
             "tool_calls": ((0..3).map(|i| json!({"id": format!("Mcall000{i}"), "function": {"name": "get_weather", "arguments": args(i).to_string()}})).collect::<Vec<_>>())}}]})
+        }
+        "ollama" => {
+            json!({"model": "qwen3", "created_at": "2025-01-01T00:00:00Z", "done": true, "done_reason": "stop",
+            "message": {"role": "assistant", "content": "", "thinking": "Three cities.",
+            "tool_calls": ((0..3).map(|i| json!({"function": {"name": "get_weather", "arguments": args(i)}})).collect::<Vec<_>>())},
+            "prompt_eval_count": 10, "eval_count": 5})
         }
         _ => unreachable!(),
     };
@@ -121,6 +127,26 @@ fn conversation(source: &Api) -> ModelRequest {
 /// Calls and results pair up the way `target` requires.
 fn check_pairing(target: &Api, body: &Value) {
     match target.dir {
+        "ollama" => {
+            let msgs = body["messages"].as_array().unwrap();
+            let a = msgs
+                .iter()
+                .position(|m| m["tool_calls"].is_array())
+                .unwrap();
+            let calls = msgs[a]["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), 3);
+            for (k, c) in calls.iter().enumerate() {
+                let r = &msgs[a + 1 + k];
+                assert_eq!(r["role"], "tool");
+                assert_eq!(r["tool_name"], c["function"]["name"]);
+                assert_eq!(
+                    r.get("tool_call_id"),
+                    c.get("id"),
+                    "ids go both ways or neither"
+                );
+                assert!(c["function"]["arguments"].is_object());
+            }
+        }
         "mistral" => {
             let msgs = body["messages"].as_array().unwrap();
             let a = msgs
@@ -245,7 +271,14 @@ fn check_pairing(target: &Api, body: &Value) {
 
 #[test]
 fn every_ordered_pair_of_adapters() {
-    let apis = [&OPENAI_CHAT, &ANTHROPIC, &RESPONSES, &GEMINI, &MISTRAL];
+    let apis = [
+        &OPENAI_CHAT,
+        &ANTHROPIC,
+        &RESPONSES,
+        &GEMINI,
+        &MISTRAL,
+        &OLLAMA,
+    ];
     let mut pairs = 0;
     for source in apis {
         for target in apis {
@@ -287,7 +320,7 @@ fn every_ordered_pair_of_adapters() {
             }
         }
     }
-    assert_eq!(pairs, 20);
+    assert_eq!(pairs, 30);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use parlance_format::Message;
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::StreamDecoder;
 use parlance_providers::{
-    DecodedRequest, Encoded, anthropic, gemini, mistral, openai_chat, openai_responses,
+    DecodedRequest, Encoded, anthropic, gemini, mistral, ollama, openai_chat, openai_responses,
 };
 use serde_json::{Value, json};
 
@@ -142,6 +142,20 @@ pub const MISTRAL: Api = Api {
     decode_response: mistral::decode_response,
     new_stream: || Box::new(mistral::stream::MistralStream::new()),
     classify: mistral::classify,
+    messages_key: "messages",
+    canonicalize: |_| {},
+};
+
+pub const OLLAMA: Api = Api {
+    dir: "ollama",
+    endpoint: "/api/chat",
+    spec: "ollama/openapi.trimmed.json",
+    request_component: "ChatRequest",
+    decode_request: ollama::decode_request,
+    encode_request: ollama::encode_request,
+    decode_response: ollama::decode_response,
+    new_stream: || Box::new(ollama::stream::OllamaStream::new()),
+    classify: ollama::classify,
     messages_key: "messages",
     canonicalize: |_| {},
 };
@@ -281,9 +295,32 @@ fn spec_doc(spec: &str) -> Value {
             json_file(&path)
         };
         discriminated_one_of_as_any_of(&mut v);
+        if spec.starts_with("ollama/") {
+            ollama_documented_fields(&mut v);
+        }
         Box::leak(Box::new(v))
     });
     (*doc).clone()
+}
+
+/// Ollama's OpenAPI document lags its API reference (`api.md`) and wire
+/// types (`api/types.go`) at the same commit: messages also have
+/// `thinking`, `tool_name` and `tool_call_id`, calls an `id` and
+/// `function.index`, functions a `description` (see
+/// testdata/specs/README.md). Those fields are added, as documented.
+fn ollama_documented_fields(doc: &mut Value) {
+    let s = &mut doc["components"]["schemas"];
+    for (k, t) in [
+        ("thinking", "string"),
+        ("tool_name", "string"),
+        ("tool_call_id", "string"),
+    ] {
+        s["ChatMessage"]["properties"][k] = json!({"type": t});
+    }
+    s["ToolCall"]["properties"]["id"] = json!({"type": "string"});
+    s["ToolCall"]["properties"]["function"]["properties"]["index"] = json!({"type": "integer"});
+    s["ToolDefinition"]["properties"]["function"]["properties"]["description"] =
+        json!({"type": "string"});
 }
 
 /// Validates `body` against `#/components/schemas/{component}` of an
