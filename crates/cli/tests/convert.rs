@@ -116,12 +116,21 @@ fn sweep(format: &str, dir: &str) -> usize {
                     "openai-chat" => uri.contains("/chat/completions"),
                     "openai-responses" => uri.contains("/responses"),
                     "anthropic" => uri.contains("/v1/messages"),
+                    "bedrock-converse" => uri.contains("bedrock-runtime"),
                     _ => uri.contains("generativelanguage"),
                 };
                 if !ours {
                     continue;
                 }
-                request_round_trip(format, &label, &it["request"]["parsed_body"]);
+                // JSON bodies are `parsed_body`, or (some cassettes) JSON text.
+                let text_body = it["request"]["body"]
+                    .as_str()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                let body = match (&it["request"]["parsed_body"], text_body) {
+                    (Value::Null, Some(b)) => b,
+                    (b, _) => b.clone(),
+                };
+                request_round_trip(format, &label, &body);
                 let response = &it["response"];
                 if response["status"]["code"] != 200 {
                     let (code, _, err) = parlance(
@@ -209,6 +218,11 @@ fn every_anthropic_fixture() {
 #[test]
 fn every_gemini_fixture() {
     assert_eq!(sweep("gemini", "gemini"), 16);
+}
+
+#[test]
+fn every_bedrock_fixture() {
+    assert_eq!(sweep("bedrock-converse", "bedrock-converse"), 8);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
 
+use crate::bedrock::auth::{self as aws, AwsCredentials, AwsSigner};
 use crate::error::BuildError;
 use crate::format::{Auth, WireFormat};
 use crate::http_model::HttpModel;
@@ -54,6 +55,8 @@ pub struct ModelBuilder {
     user_agent: Option<String>,
     http: HttpConfig,
     client: Option<reqwest::Client>,
+    region: Option<String>,
+    aws_credentials: Option<AwsCredentials>,
 }
 
 impl ModelBuilder {
@@ -74,6 +77,8 @@ impl ModelBuilder {
             user_agent: None,
             http: HttpConfig::default(),
             client: None,
+            region: None,
+            aws_credentials: None,
         }
     }
 
@@ -190,6 +195,20 @@ impl ModelBuilder {
         self
     }
 
+    /// The AWS region (Bedrock), instead of `AWS_REGION`,
+    /// `AWS_DEFAULT_REGION` or the profile's.
+    pub fn region(mut self, region: impl Into<String>) -> Self {
+        self.region = Some(region.into());
+        self
+    }
+
+    /// AWS credentials to sign requests with (Bedrock), instead of the
+    /// environment's or the shared profile files'.
+    pub fn aws_credentials(mut self, credentials: AwsCredentials) -> Self {
+        self.aws_credentials = Some(credentials);
+        self
+    }
+
     /// Checks everything and builds the model. Reads the environment for
     /// what was not given.
     pub fn build(self) -> Result<HttpModel, BuildError> {
@@ -212,6 +231,28 @@ impl ModelBuilder {
                 why: "only Azure OpenAI providers take them".into(),
             });
         }
+        // AWS: credentials and region from the environment and the
+        // shared profile files (read only for AWS APIs).
+        let aws_env = match endpoint.auth {
+            Auth::Aws { .. } => Some(aws::from_env(&env)),
+            _ => None,
+        };
+        let region = self
+            .region
+            .clone()
+            .or_else(|| aws_env.as_ref().and_then(|a| a.region.clone()));
+        let no_region = || BuildError::Aws {
+            message: "no region: set AWS_REGION (or AWS_DEFAULT_REGION, or region in the profile)"
+                .into(),
+        };
+        let public_url = |p: Provider| -> Result<String, BuildError> {
+            if p.base_url.contains("{region}") {
+                let r = region.as_deref().ok_or_else(no_region)?;
+                Ok(p.base_url.replace("{region}", r))
+            } else {
+                Ok(p.base_url.to_string())
+            }
+        };
         let base_url = match (&self.base_url, self.provider) {
             (Some(url), _) => url.clone(),
             (None, Some(p)) => match env(p.base_url_env) {
@@ -226,7 +267,7 @@ impl ModelBuilder {
                         var: p.base_url_env,
                     });
                 }
-                None => p.base_url.to_string(),
+                None => public_url(p)?,
             },
             (None, None) => {
                 return Err(BuildError::MissingBaseUrl {
@@ -246,15 +287,40 @@ impl ModelBuilder {
             Some(k) => Some(k),
             None => key_vars.iter().find_map(|v| env(v)).map(Secret::new),
         };
+        let mut signer = None;
         let (auth, key) = match access {
             Access::Standard => {
                 // A hosted service needs its key; a local server (LM
                 // Studio, Ollama) or another base URL may take none.
-                let own_service = self
-                    .provider
-                    .is_some_and(|p| base_url == p.base_url && p.base_url.starts_with("https://"));
-                if key.is_none() && own_service && !key_vars.is_empty() {
-                    return Err(BuildError::MissingKey { vars: key_vars });
+                let own_service = self.provider.is_some_and(|p| {
+                    public_url(p).is_ok_and(|u| base_url == u) && p.base_url.starts_with("https://")
+                });
+                // AWS: without a bearer API key, SigV4 with credentials.
+                if let (None, Auth::Aws { service }) = (&key, endpoint.auth) {
+                    let credentials = match (self.aws_credentials, aws_env) {
+                        (Some(c), _) => Some(c),
+                        (None, Some(a)) => a
+                            .credentials
+                            .map_err(|message| BuildError::Aws { message })?,
+                        (None, None) => None,
+                    };
+                    if let Some(credentials) = credentials {
+                        signer = Some(std::sync::Arc::new(AwsSigner {
+                            credentials,
+                            region: region.clone().ok_or_else(no_region)?,
+                            service,
+                        }));
+                    }
+                }
+                if key.is_none() && signer.is_none() && own_service && !key_vars.is_empty() {
+                    let mut vars = key_vars;
+                    if matches!(endpoint.auth, Auth::Aws { .. }) {
+                        vars.extend([
+                            "AWS_ACCESS_KEY_ID".to_string(),
+                            "a profile in ~/.aws/credentials".to_string(),
+                        ]);
+                    }
+                    return Err(BuildError::MissingKey { vars });
                 }
                 (endpoint.auth, key)
             }
@@ -276,7 +342,10 @@ impl ModelBuilder {
         let mut headers = HeaderMap::new();
         if let Some(key) = key {
             let (name, value) = match auth {
-                Auth::Bearer => (AUTHORIZATION, format!("Bearer {}", key.expose())),
+                // An AWS API key (Bedrock's) is a bearer token.
+                Auth::Bearer | Auth::Aws { .. } => {
+                    (AUTHORIZATION, format!("Bearer {}", key.expose()))
+                }
                 Auth::Header(name) => (HeaderName::from_static(name), key.expose().to_string()),
             };
             let mut value = HeaderValue::from_str(&value).map_err(|_| BuildError::BadHeader {
@@ -306,7 +375,12 @@ impl ModelBuilder {
             .to_string();
         let urls = match access {
             Access::Standard => {
-                let url = |path: &str| format!("{base_url}{}", path.replace("{model}", &model));
+                // An AWS model id is a URI label (`...-v1:0` → `...-v1%3A0`).
+                let label = match endpoint.auth {
+                    Auth::Aws { .. } => aws::encode_label(&model),
+                    _ => model.clone(),
+                };
+                let url = |path: &str| format!("{base_url}{}", path.replace("{model}", &label));
                 [url(endpoint.path), url(endpoint.stream_path)]
             }
             Access::Azure => {
@@ -328,6 +402,7 @@ impl ModelBuilder {
             urls,
             headers,
             transport,
+            signer,
         })
     }
 }

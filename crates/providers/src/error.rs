@@ -84,6 +84,13 @@ pub enum BuildError {
         /// What is wrong with it.
         why: String,
     },
+    /// AWS settings (region, credentials, profile files) are missing or
+    /// cannot be read.
+    #[error("AWS: {message}")]
+    Aws {
+        /// What is wrong.
+        message: String,
+    },
     /// The HTTP client could not be set up.
     #[error("HTTP client: {message}")]
     Client {

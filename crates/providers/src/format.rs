@@ -69,6 +69,14 @@ pub enum Auth {
     Bearer,
     /// The key as the value of this header (`x-api-key`).
     Header(&'static str),
+    /// AWS: a bearer API key when one is set (Bedrock API keys), else
+    /// SigV4 signing of each request with AWS credentials (environment or
+    /// shared profile files) for this signing name and the region. The
+    /// model id is a URI label, percent-encoded in the path.
+    Aws {
+        /// The service's SigV4 signing name (`bedrock`).
+        service: &'static str,
+    },
 }
 
 /// Decodes a whole recorded stream: `(event, data)` pairs → the final

@@ -21,6 +21,8 @@ pub struct HttpModel {
     /// fixed headers, the user agent, the caller's own.
     pub(crate) headers: HeaderMap,
     pub(crate) transport: Transport,
+    /// Signs each request (AWS SigV4) once its URL and body are final.
+    pub(crate) signer: Option<std::sync::Arc<crate::bedrock::auth::AwsSigner>>,
 }
 
 impl std::fmt::Debug for HttpModel {
@@ -64,6 +66,9 @@ impl HttpModel {
         })?;
         let mut http = HttpRequest::new(self.url(stream).to_string(), body);
         http.headers = self.headers.clone();
+        if let Some(signer) = &self.signer {
+            crate::bedrock::auth::sign_request(&mut http, signer, std::time::SystemTime::now())?;
+        }
         Ok(http)
     }
 }

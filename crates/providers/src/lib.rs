@@ -38,6 +38,7 @@
 
 pub mod anthropic;
 pub mod azure;
+pub mod bedrock;
 mod builder;
 mod error;
 pub mod format;

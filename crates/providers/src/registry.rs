@@ -7,7 +7,7 @@ use std::fmt;
 
 use crate::error::BuildError;
 use crate::format::WireFormat;
-use crate::{anthropic, gemini, mistral, ollama, openai_chat, openai_responses};
+use crate::{anthropic, bedrock, gemini, mistral, ollama, openai_chat, openai_responses};
 
 /// A provider: an API (its wire format) at a base URL, with a key.
 #[derive(Debug, Clone, Copy)]
@@ -254,6 +254,20 @@ impl Provider {
         access: Access::Standard,
     };
 
+    /// Amazon Bedrock Converse
+    /// (`bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0`): a Bedrock API
+    /// key (`AWS_BEARER_TOKEN_BEDROCK`) or SigV4 with AWS credentials; the
+    /// region's endpoint (`{region}` from `AWS_REGION`...).
+    pub const BEDROCK: Provider = Provider {
+        name: "bedrock",
+        aliases: &["bedrock-converse"],
+        format: &bedrock::FORMAT,
+        base_url: "https://bedrock-runtime.{region}.amazonaws.com",
+        base_url_env: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+        api_key_env: &["AWS_BEARER_TOKEN_BEDROCK"],
+        access: Access::Standard,
+    };
+
     /// The provider called `name` (or one of its aliases).
     pub fn named(name: &str) -> Option<Provider> {
         PROVIDERS
@@ -283,6 +297,7 @@ pub const PROVIDERS: &[Provider] = &[
     Provider::VLLM,
     Provider::LMSTUDIO,
     Provider::OLLAMA_OPENAI,
+    Provider::BEDROCK,
 ];
 
 /// The name of the embedded local model in model strings. It is built by

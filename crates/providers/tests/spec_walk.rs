@@ -22,7 +22,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::spec_walk::{Spec, Target, value_at};
-use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES, normalize};
+use common::{ANTHROPIC, Api, BEDROCK, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES, normalize};
 use parlance_providers::{WIRE_FORMATS, WireFormat};
 use serde_json::{Value, json};
 
@@ -93,7 +93,55 @@ const SPECS: &[SpecOf] = &[
         context: ollama_context,
         equivalent: ollama_equivalent,
     },
+    SpecOf {
+        format: "bedrock-converse",
+        api: &BEDROCK,
+        component: "ConverseRequest",
+        messages_key: "messages",
+        context: bedrock_context,
+        equivalent: bedrock_equivalent,
+    },
 ];
+
+/// Bedrock: a tool result answers a `toolUse` of an assistant turn before
+/// it; a field walked elsewhere gets an empty conversation (`messages` is
+/// optional in the service model, for prompts Bedrock manages, but a
+/// request Parlance reads is a conversation).
+fn bedrock_context(body: &mut Value) -> usize {
+    if body.get("messages").is_none() {
+        body["messages"] = json!([]);
+    }
+    let Some(list) = body["messages"].as_array_mut() else {
+        return 0;
+    };
+    let at = |m: &Value, block: &str, key: &str| -> Vec<String> {
+        m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b[block][key].as_str().map(str::to_string))
+            .collect()
+    };
+    answer_calls(
+        list,
+        |m| at(m, "toolResult", "toolUseId"),
+        |m| at(m, "toolUse", "toolUseId"),
+        |id| json!({"role": "assistant", "content": [{"toolUse": {"toolUseId": id, "name": "f", "input": {}}}]}),
+    )
+}
+
+/// Bedrock: a tool result's `success` status is the default.
+fn bedrock_equivalent(v: &mut Value) {
+    for m in v["messages"].as_array_mut().into_iter().flatten() {
+        for b in m["content"].as_array_mut().into_iter().flatten() {
+            if let Some(r) = b.get_mut("toolResult").and_then(Value::as_object_mut)
+                && r.get("status") == Some(&json!("success"))
+            {
+                r.remove("status");
+            }
+        }
+    }
+}
 
 /// Inserts `call` before every item of `list` that answers an id no
 /// earlier item defines; returns how many went before the first item.

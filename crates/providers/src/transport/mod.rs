@@ -3,6 +3,7 @@
 //! exponential backoff and jitter that honour the provider's retry hints —
 //! never after output has reached the caller.
 
+pub mod aws_eventstream;
 pub mod ndjson;
 mod retry;
 mod secret;
@@ -35,6 +36,9 @@ pub enum Framing {
     /// Newline-delimited JSON: each line one object, passed to the decoder
     /// as `event("", line)` (Ollama's native API).
     NdJson,
+    /// AWS event-stream binary messages (Bedrock's ConverseStream), passed
+    /// as `event(":event-type", payload)` (see [`aws_eventstream`]).
+    AwsEventStream,
 }
 
 /// Turns a provider's stream events into canonical ones.
@@ -427,6 +431,12 @@ fn frames(resp: reqwest::Response, framing: Framing) -> Frames {
                 .map(|r| r.map(|line| (String::new(), line)))
                 .boxed()
         }
+        Framing::AwsEventStream => {
+            let bytes = resp
+                .bytes_stream()
+                .map(|r| r.map_err(|e| network_error(&e)));
+            aws_eventstream::frames(bytes).boxed()
+        }
     }
 }
 
@@ -443,6 +453,10 @@ pub fn parse_stream(framing: Framing, text: &str) -> Vec<(String, String)> {
     match framing {
         Framing::Sse => parse_sse(text),
         Framing::NdJson => parse_ndjson(text),
+        // Binary: a recording that is not whole messages gives no events.
+        Framing::AwsEventStream => {
+            aws_eventstream::parse_event_stream(text.as_bytes()).unwrap_or_default()
+        }
     }
 }
 

@@ -15,7 +15,8 @@ use parlance_format::Message;
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::StreamDecoder;
 use parlance_providers::{
-    DecodedRequest, Encoded, anthropic, gemini, mistral, ollama, openai_chat, openai_responses,
+    DecodedRequest, Encoded, anthropic, bedrock, gemini, mistral, ollama, openai_chat,
+    openai_responses,
 };
 use serde_json::{Value, json};
 
@@ -160,6 +161,50 @@ pub const OLLAMA: Api = Api {
     canonicalize: |_| {},
 };
 
+pub const BEDROCK: Api = Api {
+    dir: "bedrock-converse",
+    endpoint: "bedrock-runtime",
+    spec: "bedrock/bedrock-runtime-2023-09-30.service-2.json",
+    request_component: "ConverseRequest",
+    decode_request: bedrock::decode_request,
+    encode_request: bedrock::encode_request,
+    decode_response: bedrock::decode_response,
+    new_stream: || Box::new(bedrock::stream::BedrockStream::new()),
+    classify: bedrock::classify,
+    messages_key: "messages",
+    canonicalize: canonicalize_bedrock,
+};
+
+/// Bedrock: the model id is the URL's (SDKs echo it as `modelId` in what
+/// they record); an empty `system` or `inferenceConfig` is none; a
+/// `toolUse.type` of `tool_use` is an SDK's echo of the default (the
+/// service model's enum knows only `server_tool_use`).
+fn canonicalize_bedrock(v: &mut Value) {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(tu)) = m.get_mut("toolUse")
+                    && tu.get("type") == Some(&json!("tool_use"))
+                {
+                    tu.remove("type");
+                }
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    if let Some(o) = v.as_object_mut() {
+        o.remove("modelId");
+        for k in ["system", "inferenceConfig"] {
+            if o.get(k).is_some_and(|x| x == &json!([]) || x == &json!({})) {
+                o.remove(k);
+            }
+        }
+    }
+    walk(v);
+}
+
 /// Responses: an empty assistant message carries nothing; a function
 /// call's item id and status are optional echoes.
 fn canonicalize_responses(v: &mut Value) {
@@ -291,6 +336,8 @@ fn spec_doc(spec: &str) -> Value {
         let path = testdata().join("specs").join(spec);
         let mut v = if spec.ends_with(".discovery.json") {
             discovery_to_openapi(&json_file(&path))
+        } else if spec.ends_with(".service-2.json") {
+            service2_to_openapi(&json_file(&path))
         } else {
             json_file(&path)
         };
@@ -451,6 +498,113 @@ pub fn discovery_to_openapi(doc: &Value) -> Value {
     for r in text.split("#/components/schemas/").skip(1) {
         let name: String = r.chars().take_while(|c| *c != '"').collect();
         schemas.entry(name).or_insert_with(|| json!({}));
+    }
+    json!({"components": {"schemas": schemas}})
+}
+
+/// An AWS service model (botocore `service-2.json`, protocol rest-json)
+/// as OpenAPI-style JSON Schema: a structure's members are its
+/// properties (none other allowed), `required` as listed, members bound
+/// to the URI, headers or query left out (they are not in the body); a
+/// union holds exactly one member; strings keep their enums, lengths and
+/// patterns, numbers their ranges, lists their lengths; a blob is base64
+/// text; a document is any JSON.
+pub fn service2_to_openapi(doc: &Value) -> Value {
+    let mut schemas = serde_json::Map::new();
+    for (name, s) in doc["shapes"].as_object().unwrap() {
+        let mut out = serde_json::Map::new();
+        let num = |out: &mut serde_json::Map<String, Value>, ty: &str| {
+            out.insert("type".into(), json!(ty));
+            if let Some(m) = s.get("min") {
+                out.insert("minimum".into(), m.clone());
+            }
+            if let Some(m) = s.get("max") {
+                out.insert("maximum".into(), m.clone());
+            }
+        };
+        let document = s.get("document") == Some(&json!(true));
+        match s["type"].as_str().unwrap() {
+            // A document (`"document": true`): any JSON.
+            "structure" if document => {}
+            "structure" => {
+                let mut props = serde_json::Map::new();
+                for (m, def) in s["members"].as_object().unwrap() {
+                    if def.get("location").is_some() {
+                        continue;
+                    }
+                    let r = format!("#/components/schemas/{}", def["shape"].as_str().unwrap());
+                    props.insert(m.clone(), json!({"$ref": r}));
+                }
+                let required: Vec<Value> = s
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|r| props.contains_key(r.as_str().unwrap()))
+                    .cloned()
+                    .collect();
+                out.insert("type".into(), json!("object"));
+                out.insert("properties".into(), Value::Object(props));
+                out.insert("required".into(), Value::Array(required));
+                out.insert("additionalProperties".into(), json!(false));
+                if s.get("union") == Some(&json!(true)) {
+                    out.insert("minProperties".into(), json!(1));
+                    out.insert("maxProperties".into(), json!(1));
+                }
+            }
+            "list" => {
+                let r = format!(
+                    "#/components/schemas/{}",
+                    s["member"]["shape"].as_str().unwrap()
+                );
+                out.insert("type".into(), json!("array"));
+                out.insert("items".into(), json!({"$ref": r}));
+                if let Some(m) = s.get("min") {
+                    out.insert("minItems".into(), m.clone());
+                }
+                if let Some(m) = s.get("max") {
+                    out.insert("maxItems".into(), m.clone());
+                }
+            }
+            "map" => {
+                let r = format!(
+                    "#/components/schemas/{}",
+                    s["value"]["shape"].as_str().unwrap()
+                );
+                out.insert("type".into(), json!("object"));
+                out.insert("additionalProperties".into(), json!({"$ref": r}));
+            }
+            "string" => {
+                out.insert("type".into(), json!("string"));
+                if let Some(e) = s.get("enum") {
+                    out.insert("enum".into(), e.clone());
+                }
+                if let Some(m) = s.get("min") {
+                    out.insert("minLength".into(), m.clone());
+                }
+                if let Some(m) = s.get("max") {
+                    out.insert("maxLength".into(), m.clone());
+                }
+                if let Some(p) = s.get("pattern") {
+                    out.insert("pattern".into(), p.clone());
+                }
+            }
+            "blob" => {
+                out.insert("type".into(), json!("string"));
+                out.insert("contentEncoding".into(), json!("base64"));
+            }
+            "integer" | "long" => num(&mut out, "integer"),
+            "float" | "double" => num(&mut out, "number"),
+            "boolean" => {
+                out.insert("type".into(), json!("boolean"));
+            }
+            "timestamp" => {
+                out.insert("type".into(), json!(["string", "number"]));
+            }
+            // `document`: any JSON.
+            _ => {}
+        }
+        schemas.insert(name.clone(), Value::Object(out));
     }
     json!({"components": {"schemas": schemas}})
 }

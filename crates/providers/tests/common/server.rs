@@ -21,6 +21,10 @@ pub enum Reply {
     /// `200 text/event-stream`, written chunk by chunk; when `cut`, the
     /// connection is dropped before the stream is finished.
     Sse { chunks: Vec<String>, cut: bool },
+    /// `200 application/vnd.amazon.eventstream` (AWS binary event-stream
+    /// messages), written chunk by chunk; when `cut`, the connection is
+    /// dropped before the stream is finished.
+    Binary { chunks: Vec<Vec<u8>>, cut: bool },
     /// Another reply, after a delay (milliseconds).
     Delayed(u64, Box<Reply>),
 }
@@ -59,6 +63,8 @@ pub struct Received {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body's bytes as sent.
+    pub raw_body: Vec<u8>,
 }
 
 impl Received {
@@ -144,6 +150,7 @@ impl ReplayServer {
             path,
             headers,
             body,
+            raw_body: buf[head_end..head_end + len].to_vec(),
         });
         let reply = self
             .replies
@@ -188,6 +195,24 @@ impl ReplayServer {
                 for c in chunks {
                     let frame = format!("{:x}\r\n{c}\r\n", c.len());
                     if conn.write_all(frame.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let _ = conn.flush().await;
+                }
+                if !cut {
+                    let _ = conn.write_all(b"0\r\n\r\n").await;
+                }
+            }
+            Reply::Binary { chunks, cut } => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                if conn.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for c in chunks {
+                    let mut frame = format!("{:x}\r\n", c.len()).into_bytes();
+                    frame.extend_from_slice(&c);
+                    frame.extend_from_slice(b"\r\n");
+                    if conn.write_all(&frame).await.is_err() {
                         return;
                     }
                     let _ = conn.flush().await;
