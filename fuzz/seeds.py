@@ -11,7 +11,9 @@ are kept (a corpus grows as the fuzzer finds inputs).
 import hashlib
 import json
 import os
+import struct
 import sys
+import zlib
 
 import yaml
 
@@ -22,6 +24,7 @@ FORMATS = {
     "openai_responses": ("openai-responses", "/responses"),
     "anthropic": ("anthropic", "/v1/messages"),
     "gemini": ("gemini", "generativelanguage"),
+    "bedrock_converse": ("bedrock-converse", "bedrock-runtime"),
 }
 ORDER = list(FORMATS)  # encode_after_decode's first byte picks one of these
 
@@ -42,6 +45,30 @@ def sse(events):
     return "".join(f"data: {json.dumps(e)}\n\n" for e in events)
 
 
+def event_stream(events):
+    """Recorded ConverseStream events (`{"eventName": payload}`) as AWS
+    event-stream messages: prelude (total and headers length, CRC32),
+    string headers, the JSON payload, the message CRC32."""
+    out = b""
+    for e in events:
+        (name, payload), = e.items()
+        headers = b""
+        for k, v in ((":message-type", "event"), (":event-type", name), (":content-type", "application/json")):
+            headers += bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
+        body = json.dumps(payload).encode()
+        total = 12 + len(headers) + len(body) + 4
+        prelude = struct.pack(">II", total, len(headers))
+        prelude += struct.pack(">I", zlib.crc32(prelude))
+        msg = prelude + headers + body
+        out += msg + struct.pack(">I", zlib.crc32(msg))
+    return out
+
+
+def stream_seed(key, events):
+    """A stream seed in the framing of `key`'s API."""
+    return event_stream(events) if key == "bedrock_converse" else sse(events)
+
+
 def provider_seeds(corpus, key, folder, uri_part):
     base = os.path.join(PROVIDERS, folder)
     for name in sorted(os.listdir(base)):
@@ -54,6 +81,11 @@ def provider_seeds(corpus, key, folder, uri_part):
                 if uri_part not in it["request"].get("uri", ""):
                     continue
                 body = it["request"].get("parsed_body")
+                if body is None and isinstance(it["request"].get("body"), str):
+                    try:
+                        body = json.loads(it["request"]["body"])
+                    except ValueError:
+                        body = None
                 if body is not None:
                     put(corpus, f"decode_request_{key}", json.dumps(body))
                     put(corpus, "encode_after_decode", bytes([ORDER.index(key)]) + json.dumps(body).encode())
@@ -68,9 +100,13 @@ def provider_seeds(corpus, key, folder, uri_part):
             put(corpus, "encode_after_decode", bytes([ORDER.index(key)]) + text.encode())
             request_tools(corpus, json.loads(text))
         elif name.endswith("response-streaming.json"):
-            put(corpus, f"decode_stream_{key}", sse(json.loads(text)))
+            put(corpus, f"decode_stream_{key}", stream_seed(key, json.loads(text)))
         elif name.endswith(".chunks.txt"):
-            put(corpus, f"decode_stream_{key}", "".join(f"data: {l}\n\n" for l in text.splitlines() if l.strip()))
+            lines = [l for l in text.splitlines() if l.strip()]
+            if key == "bedrock_converse":
+                put(corpus, f"decode_stream_{key}", event_stream([json.loads(l) for l in lines]))
+            else:
+                put(corpus, f"decode_stream_{key}", "".join(f"data: {l}\n\n" for l in lines))
         elif name.endswith(".json"):
             put(corpus, f"decode_response_{key}", text)
 

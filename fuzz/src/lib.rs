@@ -89,6 +89,21 @@ pub fn decode_stream(name: &str, data: &[u8]) {
     }
 }
 
+/// A provider's stream as raw AWS event-stream bytes (Bedrock's
+/// ConverseStream): cut into messages by the transport's frame decoder
+/// (`aws-smithy-eventstream`), then decoded.
+pub fn decode_event_stream(name: &str, data: &[u8]) {
+    let f = format(name);
+    let Ok(events) = parlance_providers::transport::aws_eventstream::parse_event_stream(data)
+    else {
+        return;
+    };
+    if let Ok((_, m)) = parlance_providers::decode_stream(f, &events) {
+        check_canonical(&m, name);
+        append_and_encode(m);
+    }
+}
+
 /// A decoded answer goes back in a conversation, to every API.
 fn append_and_encode(answer: Message) {
     let req = ModelRequest {

@@ -7,12 +7,14 @@
 
 mod common;
 
-use common::{ANTHROPIC, Api, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES};
+use common::{ANTHROPIC, Api, BEDROCK, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES};
 use parlance_format::{Block, Media, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{ModelOptions, ModelRequest};
 use serde_json::{Value, json};
 
-const SECRETS: [&str; 7] = [
+const SECRETS: [&str; 9] = [
+    "SIG-BEDROCK-reason",
+    "UkVEQUNURUQtQkVEUk9DSw==",
     "SIG-MISTRAL-think",
     "SIG-ANTHROPIC-abc",
     "ENC-OPENAI-xyz",
@@ -66,6 +68,14 @@ fn made_by(api: &Api) -> Message {
             "message": {"role": "assistant", "content": "", "thinking": "Three cities.",
             "tool_calls": ((0..3).map(|i| json!({"function": {"name": "get_weather", "arguments": args(i)}})).collect::<Vec<_>>())},
             "prompt_eval_count": 10, "eval_count": 5})
+        }
+        "bedrock-converse" => {
+            json!({"output": {"message": {"role": "assistant", "content":
+                ([json!({"reasoningContent": {"reasoningText": {"text": "Three cities.", "signature": "SIG-BEDROCK-reason"}}}),
+                  json!({"reasoningContent": {"redactedContent": "UkVEQUNURUQtQkVEUk9DSw=="}}),
+                  json!({"text": "Checking."})]
+                .into_iter().chain((0..3).map(|i| json!({"toolUse": {"toolUseId": format!("tooluse_{i}"), "name": "get_weather", "input": args(i)}}))).collect::<Vec<_>>())}},
+            "stopReason": "tool_use", "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}, "metrics": {"latencyMs": 1}})
         }
         _ => unreachable!(),
     };
@@ -127,6 +137,38 @@ fn conversation(source: &Api) -> ModelRequest {
 /// Calls and results pair up the way `target` requires.
 fn check_pairing(target: &Api, body: &Value) {
     match target.dir {
+        "bedrock-converse" => {
+            let msgs = body["messages"].as_array().unwrap();
+            let a = msgs.iter().position(|m| m["role"] == "assistant").unwrap();
+            let uses: Vec<&Value> = msgs[a]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b.get("toolUse"))
+                .map(|u| &u["toolUseId"])
+                .collect();
+            let results: Vec<&Value> = msgs[a + 1]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b.get("toolResult"))
+                .collect();
+            assert_eq!(uses.len(), 3);
+            assert_eq!(
+                uses,
+                results.iter().map(|r| &r["toolUseId"]).collect::<Vec<_>>(),
+                "results in the next user turn, in order"
+            );
+            assert_eq!(results[1]["status"], "error");
+            for id in uses {
+                assert!(
+                    id.as_str()
+                        .unwrap()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c))
+                );
+            }
+        }
         "ollama" => {
             let msgs = body["messages"].as_array().unwrap();
             let a = msgs
@@ -278,6 +320,7 @@ fn every_ordered_pair_of_adapters() {
         &GEMINI,
         &MISTRAL,
         &OLLAMA,
+        &BEDROCK,
     ];
     let mut pairs = 0;
     for source in apis {
@@ -320,12 +363,16 @@ fn every_ordered_pair_of_adapters() {
             }
         }
     }
-    assert_eq!(pairs, 30);
+    assert_eq!(pairs, 42);
 }
 
 #[test]
 fn own_opaque_data_goes_back_to_its_provider() {
-    let cases: [(&Api, &[&str]); 4] = [
+    let cases: [(&Api, &[&str]); 5] = [
+        (
+            &BEDROCK,
+            &["SIG-BEDROCK-reason", "UkVEQUNURUQtQkVEUk9DSw=="],
+        ),
         (&MISTRAL, &["SIG-MISTRAL-think"]),
         (&ANTHROPIC, &["SIG-ANTHROPIC-abc"]),
         (&RESPONSES, &["ENC-OPENAI-xyz", "rs_0042", "fc_0001"]),

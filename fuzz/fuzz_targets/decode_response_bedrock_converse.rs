@@ -1,0 +1,4 @@
+//! decode responses of the `bedrock-converse` wire format (see `src/lib.rs`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| parlance_fuzz::decode_response("bedrock-converse", data));
