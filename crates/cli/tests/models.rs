@@ -11,7 +11,18 @@ use std::process::Command;
 use replay::{ReplayServer, Reply};
 use serde_json::json;
 
-const KEY_VARS: [&str; 8] = [
+const KEY_VARS: [&str; 19] = [
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_PROFILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    "HOME",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
@@ -102,4 +113,103 @@ async fn openai_from_the_registry_reaches_the_base_url_with_the_key() {
     assert_eq!(got[0].path, "/v1/chat/completions");
     assert_eq!(got[0].header("authorization"), Some("Bearer sk-from-env"));
     assert_eq!(got[0].body["model"], "gpt-test");
+}
+
+/// One AWS event-stream event message.
+fn aws_event(name: &str, payload: serde_json::Value) -> Vec<u8> {
+    use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
+    let msg = Message::new(payload.to_string().into_bytes())
+        .add_header(Header::new(
+            ":message-type",
+            HeaderValue::String("event".into()),
+        ))
+        .add_header(Header::new(
+            ":event-type",
+            HeaderValue::String(name.to_string().into()),
+        ));
+    let mut out = Vec::new();
+    aws_smithy_eventstream::frame::write_message_to(&msg, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn bedrock_without_credentials_or_region_is_refused_before_any_request() {
+    let spec = "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0";
+    let (code, _, err) = parlance(
+        &["run", "--model", spec, "hello"],
+        &[("AWS_REGION", "us-east-1"), ("HOME", "/nonexistent-home")],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("AWS_BEARER_TOKEN_BEDROCK is not set") && err.contains("AWS_ACCESS_KEY_ID"),
+        "{err}"
+    );
+    let (code, _, err) = parlance(
+        &["run", "--model", spec, "hello"],
+        &[
+            ("AWS_BEARER_TOKEN_BEDROCK", "k"),
+            ("HOME", "/nonexistent-home"),
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("AWS_REGION"), "{err}");
+}
+
+#[tokio::test]
+async fn bedrock_from_the_registry_is_signed_and_streams_event_frames() {
+    let mut frames = aws_event("messageStart", json!({"role": "assistant"}));
+    frames.extend(aws_event(
+        "contentBlockDelta",
+        json!({"contentBlockIndex": 0, "delta": {"text": "Hello from Bedrock."}}),
+    ));
+    frames.extend(aws_event(
+        "contentBlockStop",
+        json!({"contentBlockIndex": 0}),
+    ));
+    frames.extend(aws_event("messageStop", json!({"stopReason": "end_turn"})));
+    frames.extend(aws_event(
+        "metadata",
+        json!({"usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}, "metrics": {"latencyMs": 5}}),
+    ));
+    let server = ReplayServer::start(vec![Reply::Binary {
+        chunks: frames.chunks(50).map(<[u8]>::to_vec).collect(),
+        cut: false,
+    }])
+    .await;
+    let url = server.url.clone();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        let vars = [
+            ("AWS_ACCESS_KEY_ID", "AKIDCLITEST"),
+            ("AWS_SECRET_ACCESS_KEY", "cli-secret"),
+            ("AWS_REGION", "us-west-2"),
+            ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url.as_str()),
+            ("HOME", "/nonexistent-home"),
+        ];
+        parlance(
+            &[
+                "run",
+                "--model",
+                "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0",
+                "hello",
+            ],
+            &vars,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Hello from Bedrock."), "{out}");
+    let got = server.received();
+    assert_eq!(
+        got[0].path,
+        "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    );
+    let auth = got[0].header("authorization").unwrap();
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDCLITEST/")
+            && auth.contains("/us-west-2/bedrock/aws4_request"),
+        "{auth}"
+    );
+    assert!(!out.contains("cli-secret") && !err.contains("cli-secret"));
+    assert_eq!(got[0].body["messages"][0]["content"][0]["text"], "hello");
 }
