@@ -24,9 +24,11 @@ FORMATS = {
     "openai_responses": ("openai-responses", "/responses"),
     "anthropic": ("anthropic", "/v1/messages"),
     "gemini": ("gemini", "generativelanguage"),
+    "mistral": ("mistral", "/v1/chat/completions"),
+    "ollama": ("ollama", "/api/chat"),
     "bedrock_converse": ("bedrock-converse", "bedrock-runtime"),
 }
-ORDER = list(FORMATS)  # encode_after_decode's first byte picks one of these
+ORDER = list(FORMATS)  # encode_after_decode's first byte picks one of these (WIRE_FORMATS order)
 
 
 def put(corpus, target, data):
@@ -101,6 +103,8 @@ def provider_seeds(corpus, key, folder, uri_part):
             request_tools(corpus, json.loads(text))
         elif name.endswith("response-streaming.json"):
             put(corpus, f"decode_stream_{key}", stream_seed(key, json.loads(text)))
+        elif name.endswith(".ndjson"):
+            put(corpus, f"decode_stream_{key}", text)
         elif name.endswith(".chunks.txt"):
             lines = [l for l in text.splitlines() if l.strip()]
             if key == "bedrock_converse":

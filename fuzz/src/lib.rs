@@ -13,7 +13,7 @@
 
 use parlance_format::{Conversation, Decision, Message, Response};
 use parlance_model::{ModelRequest, RequestDocument};
-use parlance_providers::{WIRE_FORMATS, WireFormat, transport::parse_sse, wire_format};
+use parlance_providers::{WIRE_FORMATS, WireFormat, transport::parse_stream, wire_format};
 use serde_json::Value;
 
 fn format(name: &str) -> &'static WireFormat {
@@ -76,13 +76,13 @@ pub fn decode_response(name: &str, data: &[u8]) {
     }
 }
 
-/// A provider's stream, as raw SSE text.
+/// A provider's stream, as raw text in its framing (SSE, or NDJSON lines).
 pub fn decode_stream(name: &str, data: &[u8]) {
     let f = format(name);
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let events = parse_sse(text);
+    let events = parse_stream(f.endpoint.framing, text);
     if let Ok((_, m)) = parlance_providers::decode_stream(f, &events) {
         check_canonical(&m, name);
         append_and_encode(m);

@@ -492,3 +492,35 @@ fn the_spec_check_refuses_what_mistral_would() {
         "unknown call fields are refused"
     );
 }
+
+#[test]
+fn every_effort_is_one_mistral_takes() {
+    use parlance_model::{Effort, Reasoning};
+    for effort in [
+        Effort::None,
+        Effort::Minimal,
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+        Effort::XHigh,
+        Effort::Max,
+    ] {
+        let req = ModelRequest {
+            messages: vec![Message::user("hi")],
+            options: ModelOptions {
+                reasoning: Some(Reasoning {
+                    effort: Some(effort),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let enc = (MISTRAL.encode_request)(&req, "magistral-medium-latest", false).unwrap();
+        assert_valid(&enc.body);
+        if effort == Effort::Max {
+            assert_eq!(enc.body["reasoning_effort"], "xhigh");
+            assert_eq!(enc.warnings.len(), 1, "{:?}", enc.warnings);
+        }
+    }
+}

@@ -49,6 +49,11 @@ pub fn encode_request(
     if let Some(s) = body.remove("seed") {
         body.insert("random_seed".into(), s);
     }
+    // Mistral's highest effort is `xhigh`.
+    if body.get("reasoning_effort") == Some(&json!("max")) {
+        body.insert("reasoning_effort".into(), json!("xhigh"));
+        warnings.push("reasoning.effort max sent as xhigh (Mistral's highest level)".into());
+    }
     for (i, t) in req.tools.iter().enumerate() {
         if t.cache_point.is_some() {
             warnings.retain(|w| !w.starts_with(&format!("tools[{i}]: cache point")));

@@ -147,7 +147,8 @@ pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
 
 fn decode(body: &Value) -> Result<Message, ModelError> {
     if let Some(e) = body.get("error") {
-        return Err(super::errors::classify(0, e.to_string().as_bytes(), None));
+        let body = serde_json::json!({ "error": e }).to_string();
+        return Err(super::errors::classify(0, body.as_bytes(), None));
     }
     let m = body
         .get("message")

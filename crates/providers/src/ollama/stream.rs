@@ -37,13 +37,8 @@ impl OllamaStream {
         }
         let v: Value = serde_json::from_str(data)
             .map_err(|e| malformed(format!("stream line is not JSON: {e}")))?;
-        if let Some(e) = v.get("error") {
-            let message = super::errors::message(&v, e.to_string().as_bytes());
-            return Err(super::errors::classify(
-                0,
-                serde_json::json!({"error": message}).to_string().as_bytes(),
-                None,
-            ));
+        if v.get("error").is_some() {
+            return Err(super::errors::classify(0, data.as_bytes(), None));
         }
         let done = match v.get("done") {
             Some(Value::Bool(d)) => *d,

@@ -1,0 +1,4 @@
+//! decode streams of the `mistral` wire format (see `src/lib.rs`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| parlance_fuzz::decode_stream("mistral", data));
