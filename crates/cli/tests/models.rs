@@ -11,7 +11,7 @@ use std::process::Command;
 use replay::{ReplayServer, Reply};
 use serde_json::json;
 
-const KEY_VARS: [&str; 19] = [
+const KEY_VARS: [&str; 26] = [
     "AWS_BEARER_TOKEN_BEDROCK",
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
@@ -31,6 +31,13 @@ const KEY_VARS: [&str; 19] = [
     "GOOGLE_API_KEY",
     "GEMINI_BASE_URL",
     "PARLANCE_CONFIG",
+    "DEEPSEEK_API_KEY",
+    "DEEPSEEK_BASE_URL",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AZURE_OPENAI_ENDPOINT",
+    "OPENAI_API_VERSION",
+    "AZURE_OPENAI_API_VERSION",
 ];
 
 /// `parlance ARGS` with none of the providers' variables but `vars`.
@@ -58,6 +65,8 @@ fn a_missing_key_is_named_before_any_request() {
         ),
         ("openai:gpt-4o-mini", "OPENAI_API_KEY is not set"),
         ("gemini:gemini-2.5-flash", "GEMINI_API_KEY is not set"),
+        ("deepseek:deepseek-reasoner", "DEEPSEEK_API_KEY is not set"),
+        ("azure:my-deployment", "AZURE_OPENAI_ENDPOINT is not set"),
     ] {
         let (code, out, err) = parlance(&["run", "--model", spec, "hello"], &[]);
         assert_ne!(code, 0, "{spec}: {out}");
@@ -212,4 +221,73 @@ async fn bedrock_from_the_registry_is_signed_and_streams_event_frames() {
     );
     assert!(!out.contains("cli-secret") && !err.contains("cli-secret"));
     assert_eq!(got[0].body["messages"][0]["content"][0]["text"], "hello");
+}
+
+/// `parlance run --model SPEC hello` against a replay server streaming
+/// `chunks`, with `vars` (the server's URL put in by `vars_for`).
+async fn run_against(
+    spec: &'static str,
+    chunks: Vec<serde_json::Value>,
+    vars_for: impl FnOnce(&str) -> Vec<(&'static str, String)> + Send + 'static,
+) -> (i32, String, String, Vec<replay::Received>) {
+    let mut frames: Vec<String> = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    frames.push("data: [DONE]\n\n".into());
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: frames,
+        cut: false,
+    }])
+    .await;
+    let url = server.url.clone();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        let vars = vars_for(&url);
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        parlance(&["run", "--model", spec, "hello"], &vars)
+    })
+    .await
+    .unwrap();
+    (code, out, err, server.received())
+}
+
+#[tokio::test]
+async fn deepseek_and_azure_from_the_registry_reach_their_urls_with_their_auth() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let chunks = vec![
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "Say hello back."}),
+            json!(null),
+        ),
+        chunk(json!({"content": "Hello back."}), json!("stop")),
+    ];
+    let (code, out, err, got) = run_against("deepseek:deepseek-reasoner", chunks.clone(), |url| {
+        vec![
+            ("DEEPSEEK_API_KEY", "sk-deepseek".to_string()),
+            ("DEEPSEEK_BASE_URL", url.to_string()),
+        ]
+    })
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Hello back."), "{out}");
+    assert_eq!(got[0].path, "/chat/completions");
+    assert_eq!(got[0].header("authorization"), Some("Bearer sk-deepseek"));
+    assert_eq!(got[0].body["model"], "deepseek-reasoner");
+
+    let (code, out, err, got) = run_against("azure:my-gpt4o", chunks, |url| {
+        vec![
+            ("AZURE_OPENAI_API_KEY", "azure-key".to_string()),
+            ("AZURE_OPENAI_ENDPOINT", url.to_string()),
+            ("OPENAI_API_VERSION", "2024-10-21".to_string()),
+        ]
+    })
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Hello back."), "{out}");
+    assert_eq!(
+        got[0].path,
+        "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(got[0].header("api-key"), Some("azure-key"));
+    assert_eq!(got[0].header("authorization"), None);
 }

@@ -4,12 +4,18 @@
 //! request must be valid against the second's official spec and obey its
 //! rules (ids, pairing of calls and results, thinking placement), and no
 //! opaque data of the first may reach it.
+//!
+//! `every_ordered_pair_of_registered_formats` does the same for every wire
+//! format registered (`WIRE_FORMATS` and the formats the registry's
+//! providers speak, the hosts' Chat dialects included): a format joins it
+//! by being registered.
 
 mod common;
 
 use common::{ANTHROPIC, Api, BEDROCK, GEMINI, MISTRAL, OLLAMA, OPENAI_CHAT, RESPONSES};
-use parlance_format::{Block, Media, Message, Role, ToolResult, ToolStatus};
+use parlance_format::{Block, Media, Message, Role, Thinking, ToolCall, ToolResult, ToolStatus};
 use parlance_model::{ModelOptions, ModelRequest};
+use parlance_providers::{PROVIDERS, WIRE_FORMATS, WireFormat};
 use serde_json::{Value, json};
 
 const SECRETS: [&str; 9] = [
@@ -83,9 +89,12 @@ fn made_by(api: &Api) -> Message {
 }
 
 fn conversation(source: &Api) -> ModelRequest {
-    let answer = made_by(source);
+    conversation_with(made_by(source))
+}
+
+fn conversation_with(answer: Message) -> ModelRequest {
     let ids: Vec<String> = answer.tool_calls().map(|c| c.id.clone()).collect();
-    assert_eq!(ids.len(), 3, "{}", source.dir);
+    assert_eq!(ids.len(), 3);
     let results = ids
         .iter()
         .enumerate()
@@ -458,4 +467,158 @@ fn responses_reasoning_and_gemini_signatures_go_back_byte_exact_after_a_reload()
             "same part, same position, same bytes"
         );
     }
+}
+
+/// Every registered wire format once (by identity): `parlance convert`'s
+/// formats and those the providers speak.
+fn registered_formats() -> Vec<&'static WireFormat> {
+    let mut out: Vec<&'static WireFormat> = Vec::new();
+    let all = WIRE_FORMATS
+        .iter()
+        .copied()
+        .chain(PROVIDERS.iter().map(|p| p.format));
+    for f in all {
+        if !out.iter().any(|o| std::ptr::eq(*o, f)) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The opaque data (and reasoning text) a format's provider put in
+/// `answer_of`: none of it may reach another provider.
+fn secrets_of(p: &str) -> [String; 7] {
+    [
+        format!("THINK-{p}"),
+        format!("SIG-{p}"),
+        format!("ENC-{p}"),
+        format!("REDACTED-{p}"),
+        format!("rs_{p}"),
+        format!("CALLSIG-{p}"),
+        format!("fc_{p}_"),
+    ]
+}
+
+/// An answer as made by `f`'s provider, whatever the format: signed
+/// thinking (with encrypted content and an item id), redacted thinking,
+/// text, and three parallel calls, the first signed, each with an item id.
+fn answer_of(f: &WireFormat) -> Message {
+    let p = f.provider;
+    let thinking = Thinking {
+        thinking: format!("THINK-{p}: three cities, three calls."),
+        signature: Some(format!("SIG-{p}")),
+        encrypted_content: Some(format!("ENC-{p}")),
+        item_id: Some(format!("rs_{p}")),
+        provider: Some(p.into()),
+        ..Default::default()
+    };
+    // Part of the same item (a Responses reasoning item is sent whole).
+    let redacted = Thinking {
+        redacted: Some(format!("REDACTED-{p}")),
+        item_id: Some(format!("rs_{p}")),
+        provider: Some(p.into()),
+        ..Default::default()
+    };
+    let mut content = vec![
+        Block::Thinking(thinking),
+        Block::Thinking(redacted),
+        Block::text("Checking."),
+    ];
+    for (i, city) in ["Paris", "Oslo", "Lima"].into_iter().enumerate() {
+        let mut c = ToolCall::new(format!("call_{i}"), "get_weather", json!({"city": city}));
+        c.signature = (i == 0).then(|| format!("CALLSIG-{p}"));
+        c.item_id = Some(format!("fc_{p}_{i}"));
+        c.provider = Some(p.into());
+        content.push(Block::ToolCall { tool_call: c });
+    }
+    let mut m = Message::new(Role::Assistant, content);
+    m.provider = Some(p.into());
+    m
+}
+
+/// The API whose official description and rules `f`'s requests follow
+/// (a host's dialect of Chat Completions: Chat's), if it is one of these.
+fn api_of(f: &WireFormat) -> Option<&'static Api> {
+    [
+        &OPENAI_CHAT,
+        &ANTHROPIC,
+        &RESPONSES,
+        &GEMINI,
+        &BEDROCK,
+        &MISTRAL,
+        &OLLAMA,
+    ]
+    .into_iter()
+    .find(|a| a.dir == f.name)
+}
+
+/// A request body without the fields a host adds to the API it speaks
+/// (documented in docs/providers.md): DeepSeek's `reasoning_content`,
+/// Ollama's `reasoning`, OpenRouter's `reasoning_details` and `reasoning`.
+fn without_host_fields(f: &WireFormat, body: &Value) -> Value {
+    let mut b = body.clone();
+    if f.provider != "openai" && f.name == "openai-chat" {
+        let o = b.as_object_mut().unwrap();
+        o.remove("reasoning");
+        for m in o["messages"].as_array_mut().unwrap() {
+            let m = m.as_object_mut().unwrap();
+            for k in ["reasoning_content", "reasoning", "reasoning_details"] {
+                m.remove(k);
+            }
+        }
+    }
+    b
+}
+
+#[test]
+fn every_ordered_pair_of_registered_formats() {
+    let formats = registered_formats();
+    assert!(formats.len() >= 14, "{} formats", formats.len());
+    let mut pairs = 0;
+    for source in &formats {
+        for target in &formats {
+            if std::ptr::eq(*source, *target) {
+                continue;
+            }
+            pairs += 1;
+            let what = format!(
+                "{}/{} → {}/{}",
+                source.name, source.provider, target.name, target.provider
+            );
+            let req = conversation_with(answer_of(source));
+            let enc = (target.encode_request)(&req, "model-x", false)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let text = enc.body.to_string();
+            // What every target must carry: the calls, their results, the
+            // failure, the image.
+            for needle in [
+                "Paris",
+                "Oslo",
+                "Lima",
+                "upstream timed out",
+                "iVBORw0KGgo=",
+            ] {
+                assert!(text.contains(needle), "{what}: {needle} lost\n{text}");
+            }
+            if let Some(api) = api_of(target) {
+                let errors = api.spec_errors(&without_host_fields(target, &enc.body));
+                assert!(errors.is_empty(), "{what}: {errors:#?}\n{:#}", enc.body);
+                check_pairing(api, &enc.body);
+            }
+            if source.provider == target.provider {
+                continue; // the same provider's two APIs (OpenAI's)
+            }
+            for s in secrets_of(source.provider) {
+                assert!(!text.contains(&s), "{what}: {s} was sent\n{text}");
+            }
+            assert!(
+                enc.warnings
+                    .iter()
+                    .any(|w| w.contains("thinking") && w.contains(source.provider)),
+                "{what}: the dropped thinking is reported with its origin: {:#?}",
+                enc.warnings
+            );
+        }
+    }
+    assert_eq!(pairs, formats.len() * (formats.len() - 1));
 }

@@ -342,9 +342,9 @@ async fn a_tool_call_turn_without_deepseek_reasoning_gets_an_empty_one() {
     let req = second_turn(weather_request(), foreign);
     let enc = (openai_chat::DEEPSEEK.encode_request)(&req, "deepseek-reasoner", false).unwrap();
     assert!(
-        enc.warnings
-            .iter()
-            .any(|w| w.contains("thinking dropped (openrouter reasoning is not sent to deepseek)")),
+        enc.warnings.iter().any(|w| w.contains(
+            "thinking dropped (from openrouter: deepseek takes back only its own reasoning)"
+        )),
         "{:?}",
         enc.warnings
     );

@@ -486,15 +486,16 @@ impl Replayed {
         if t.thinking.is_empty() && !t.has_opaque_data() {
             return;
         }
-        let why = match (dialect.replay, t.provider.as_deref()) {
-            (Replay::Never, _) => format!("{} takes no reasoning back", dialect.provider),
-            (_, Some(from)) => format!("{from} reasoning is not sent to {}", dialect.provider),
-            (_, None) => format!(
-                "reasoning of unknown origin is not sent to {}",
+        let from = t.provider.as_deref().unwrap_or("an unknown provider");
+        let why = match dialect.replay {
+            Replay::Never => format!("{} takes no reasoning back", dialect.provider),
+            Replay::ReasoningDetails if own => format!(
+                "{} takes its reasoning back only as the reasoning_details it returned",
                 dialect.provider
             ),
+            _ => format!("{} takes back only its own reasoning", dialect.provider),
         };
-        warnings.push(format!("{where_}: thinking dropped ({why})"));
+        warnings.push(format!("{where_}: thinking dropped (from {from}: {why})"));
     }
 
     fn write(self, dialect: &Dialect, has_calls: bool, msg: &mut Map<String, Value>) {
