@@ -2,7 +2,8 @@
 //! random points, 200 times, must leave a thread that loads, is consistent
 //! after repair, and takes a next run; two processes racing for one thread
 //! (one wins, the other is told it is busy); an approval written by one
-//! process decided and resumed by another.
+//! process decided and resumed by another; a writer killed mid-write
+//! leaves whole steps only.
 //!
 //! The workers are this test binary run again with `PARLANCE_WORKER` set.
 
@@ -164,6 +165,20 @@ async fn worker() {
                 .unwrap();
             println!("\n@@{}", r.status.as_str());
         }
+        "steps" => {
+            // Steps of STEP messages, back to back, until killed: each one
+            // is one append (several scripts of statements on SQLite).
+            let run = store.begin_run(&thread, &json!({})).await.unwrap();
+            for i in 0u64.. {
+                let step: Vec<Message> = (0..STEP)
+                    .map(|k| Message::user(format!("step {i} message {k}")))
+                    .collect();
+                store.append(&run, &step).await.unwrap();
+                if i == 0 {
+                    println!("\n@@ready");
+                }
+            }
+        }
         other => panic!("unknown worker mode {other}"),
     }
 }
@@ -294,6 +309,67 @@ async fn sigkill_at_random_points_leaves_a_consistent_thread() {
         repairs > 0,
         "no kill landed mid-step: the test did not exercise repair"
     );
+}
+
+/// Messages per step of the "steps" worker: more than one script's worth.
+const STEP: usize = 40;
+
+/// A writer killed with SIGKILL in the middle of its writes, 30 times:
+/// every step it wrote is whole (all its messages, in order), none is
+/// half there, and the thread reads back.
+async fn sigkill_mid_write_leaves_whole_steps(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    for round in 0..30 {
+        let thread = store.create_thread(None, json!({})).await.unwrap().id;
+        let mut child = spawn("steps", url, &thread, &[]);
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("ready") {
+            line.clear();
+            if out.read_line(&mut line).unwrap() == 0 {
+                panic!("round {round}: the writer ended before it was ready");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(rand::random::<u64>() % 30));
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        let history = store
+            .history(&thread)
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert!(!history.is_empty(), "round {round}: the first step is gone");
+        assert_eq!(
+            history.len() % STEP,
+            0,
+            "round {round}: a step was half written ({} messages)",
+            history.len()
+        );
+        for (n, m) in history.iter().enumerate() {
+            assert_eq!(
+                m.text(),
+                format!("step {} message {}", n / STEP, n % STEP),
+                "round {round}: message {n}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_write_on_sqlite() {
+    sigkill_mid_write_leaves_whole_steps(&temp_db()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_write_on_postgres() {
+    let Ok(url) = std::env::var("PARLANCE_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("PARLANCE_REQUIRE_POSTGRES").is_err(),
+            "PostgreSQL is required but not configured"
+        );
+        eprintln!("PostgreSQL not configured: skipped");
+        return;
+    };
+    sigkill_mid_write_leaves_whole_steps(&url).await;
 }
 
 async fn race_and_hand_over(url: &str) {

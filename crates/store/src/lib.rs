@@ -20,6 +20,7 @@
 //! the store is swept. Runs on threads are detached from their callers:
 //! they end and store their outcome whatever the caller does.
 
+mod batch;
 mod inbox;
 mod redact;
 mod repair;

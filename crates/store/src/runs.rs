@@ -12,8 +12,12 @@ use parlance_format::{Message, Response, RunError, RunStatus, Usage, new_id};
 use serde_json::{Value, json};
 use sqlx::Row;
 
+use crate::batch::Batch;
 use crate::repair::{repair, settle_pending};
 use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, Tx, now_ms};
+
+/// The most messages one script of [`Store::append`] inserts.
+const APPEND_CHUNK: usize = 32;
 
 /// The error a run gets when it was found dead (its lease ran out).
 fn interrupted_error() -> Value {
@@ -113,29 +117,6 @@ impl Store {
             run: run.id.clone(),
             thread: run.thread_id.clone(),
         }
-    }
-
-    /// Renews the lease inside a write, and refuses the write when the
-    /// lease already ran out.
-    async fn touch(&self, conn: &mut Tx, run: &ActiveRun) -> R<()> {
-        let now = now_ms();
-        let lease = now + self.lease.as_millis() as i64;
-        let r = sqlx::query(self.q("UPDATE parlance_runs SET updated_at = ?, lease_until = ? WHERE id = ? AND status = 'running' AND lease_until >= ?"))
-            .bind(now)
-            .bind(lease)
-            .bind(&run.id)
-            .bind(now)
-            .execute(&mut **conn)
-            .await?;
-        if r.rows_affected() == 0 {
-            return Err(Self::lease_lost(run));
-        }
-        sqlx::query(self.q("UPDATE parlance_threads SET updated_at = ? WHERE id = ?"))
-            .bind(now)
-            .bind(&run.thread_id)
-            .execute(&mut **conn)
-            .await?;
-        Ok(())
     }
 
     /// The heartbeat: extends a running run's lease while a step is in
@@ -348,17 +329,72 @@ impl Store {
         }
     }
 
-    /// Appends messages for an active run, atomically, renewing its lease.
+    /// The statements that renew `run`'s lease and move its thread's
+    /// `updated_at` inside a write: the first one changes no row when the
+    /// lease already ran out, and the caller then refuses the write.
+    fn touch_batch(&self, run: &ActiveRun) -> Batch {
+        let now = now_ms();
+        let lease = now + self.lease.as_millis() as i64;
+        let mut batch = Batch::new();
+        batch
+            .push(
+                "UPDATE parlance_runs SET updated_at = ?, lease_until = ? WHERE id = ? AND status = 'running' AND lease_until >= ?",
+                vec![now.into(), lease.into(), run.id.as_str().into(), now.into()],
+            )
+            .push(
+                "UPDATE parlance_threads SET updated_at = ? WHERE id = ?",
+                vec![now.into(), run.thread_id.as_str().into()],
+            );
+        batch
+    }
+
+    /// Appends messages for an active run, atomically, renewing its lease:
+    /// one transaction, its statements sent together (see [`Batch`]).
     pub async fn append(&self, run: &ActiveRun, messages: &[Message]) -> R<Vec<i64>> {
         let mut tx = self.tx().await?;
         let result = async {
-            self.touch(&mut tx, run).await?;
             let mut seqs = Vec::with_capacity(messages.len());
-            for m in messages {
-                seqs.push(
-                    self.insert_message(&mut tx, &run.thread_id, Some(&run.id), m)
-                        .await?,
-                );
+            // A long history (an import) goes in scripts of a bounded size.
+            // Nothing to insert still renews (and checks) the lease.
+            let chunks: Vec<&[Message]> = if messages.is_empty() {
+                vec![&[]]
+            } else {
+                messages.chunks(APPEND_CHUNK).collect()
+            };
+            for (i, chunk) in chunks.into_iter().enumerate() {
+                let mut batch = if i == 0 {
+                    self.touch_batch(run)
+                } else {
+                    Batch::new()
+                };
+                let now = now_ms();
+                for m in chunk {
+                    batch.push(
+                        "INSERT INTO parlance_messages (thread_id, seq, run_id, body, created_at) SELECT ?, COALESCE(MAX(seq), -1) + 1, ?, ?, ? FROM parlance_messages WHERE thread_id = ? RETURNING seq",
+                        vec![
+                            run.thread_id.as_str().into(),
+                            run.id.as_str().into(),
+                            self.stored_text(parlance_format::to_json(m)).into(),
+                            now.into(),
+                            run.thread_id.as_str().into(),
+                        ],
+                    );
+                }
+                let done = self.batch(&mut tx, batch).await?;
+                let inserted = if i == 0 {
+                    if done[0].rows_affected == 0 {
+                        return Err(Self::lease_lost(run));
+                    }
+                    &done[2..]
+                } else {
+                    &done[..]
+                };
+                for d in inserted {
+                    let row = d.rows.first().ok_or_else(|| {
+                        StoreError::Database("an inserted message returned no position".into())
+                    })?;
+                    seqs.push(row.try_get::<i64, _>(0)?);
+                }
             }
             Ok::<_, StoreError>(seqs)
         }
@@ -378,23 +414,23 @@ impl Store {
     /// Replaces the thread's last message (decided approvals), atomically.
     pub async fn replace_last(&self, run: &ActiveRun, message: &Message) -> R<()> {
         let mut tx = self.tx().await?;
-        let result = async {
-            self.touch(&mut tx, run).await?;
-            let seq = self.next_seq(&mut tx, &run.thread_id).await? - 1;
-            // The message now belongs to the run that rewrote it (a retry
-            // replacing the failed results of an earlier run).
-            sqlx::query(self.q(
-                "UPDATE parlance_messages SET body = ?, run_id = ? WHERE thread_id = ? AND seq = ?",
-            ))
-            .bind(self.stored_text(parlance_format::to_json(message)))
-            .bind(&run.id)
-            .bind(&run.thread_id)
-            .bind(seq)
-            .execute(&mut *tx)
-            .await?;
-            Ok::<_, StoreError>(())
-        }
-        .await;
+        let mut batch = self.touch_batch(run);
+        // The message now belongs to the run that rewrote it (a retry
+        // replacing the failed results of an earlier run).
+        batch.push(
+            "UPDATE parlance_messages SET body = ?, run_id = ? WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?)",
+            vec![
+                self.stored_text(parlance_format::to_json(message)).into(),
+                run.id.as_str().into(),
+                run.thread_id.as_str().into(),
+                run.thread_id.as_str().into(),
+            ],
+        );
+        let result = match self.batch(&mut tx, batch).await {
+            Ok(done) if done[0].rows_affected == 0 => Err(Self::lease_lost(run)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
         match result {
             Ok(()) => Self::commit(tx).await,
             Err(e) => {

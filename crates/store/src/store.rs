@@ -193,6 +193,9 @@ impl Store {
             .map_err(|e: sqlx::Error| StoreError::Database(e.to_string()))?;
         let pool = AnyPoolOptions::new()
             .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
+            // A SQLite file cannot drop its connection: pinging it before
+            // each use is one more hand-over to its thread for nothing.
+            .test_before_acquire(dialect == Dialect::Postgres)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if dialect == Dialect::Sqlite {
