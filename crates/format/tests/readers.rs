@@ -185,3 +185,54 @@ fn an_approval_request_must_answer_an_earlier_call() {
         "{e}"
     );
 }
+
+/// A wrong string is quoted whole up to 40 characters, and cut with "…"
+/// after them (an error message stays one readable line).
+#[test]
+fn a_wrong_string_is_quoted_whole_up_to_forty_characters() {
+    let message = |s: &str| {
+        Usage::from_value(&json!({"input_tokens": s, "output_tokens": 1}))
+            .unwrap_err()
+            .message
+    };
+    let forty = "a".repeat(40);
+    assert_eq!(
+        message(&forty),
+        format!("expected a non-negative integer, got string \"{forty}\"")
+    );
+    let forty_one = "b".repeat(41);
+    assert_eq!(
+        message(&forty_one),
+        format!(
+            "expected a non-negative integer, got string \"{}…\"",
+            &forty_one[..40]
+        )
+    );
+    assert_eq!(
+        message("7"),
+        "expected a non-negative integer, got string \"7\""
+    );
+}
+
+/// A text block with a signature or an item id (but not both) still names
+/// the provider they belong to.
+#[test]
+fn a_text_block_with_either_opaque_field_needs_its_provider() {
+    for extra in [json!({"signature": "sig"}), json!({"item_id": "msg_1"})] {
+        let mut block = json!({"type": "text", "text": "hi"});
+        block
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let v = json!([{"role": "assistant", "content": [block.clone()]}]);
+        let e = messages_from_value(&v, "messages").unwrap_err();
+        assert_eq!(e.path, "messages[0].content[0].provider", "{block}: {e}");
+        assert!(
+            e.message.contains("required when a text block carries"),
+            "{e}"
+        );
+        block["provider"] = json!("openai");
+        let v = json!([{"role": "assistant", "content": [block]}]);
+        assert!(messages_from_value(&v, "messages").is_ok());
+    }
+}
