@@ -543,6 +543,27 @@ fn error_answers_are_typed_by_status_and_type() {
         matches!(e, ModelError::InvalidRequest { .. })
             && e.to_string().contains("model identifier is invalid")
     );
+    // The provider's message is kept as it is (not the raw body).
+    match c(
+        400,
+        json!({"message": "The provided model identifier is invalid."}),
+    ) {
+        ModelError::InvalidRequest { message } => {
+            assert_eq!(message, "The provided model identifier is invalid.")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        c(408, json!({"message": "Model timed out"})),
+        ModelError::Server { status: 408, .. }
+    ));
+    assert!(matches!(
+        c(
+            400,
+            json!({"message": "Input is too long for requested model."})
+        ),
+        ModelError::ContextTooLong { .. }
+    ));
     assert_eq!(
         bedrock::errors::exception_name(
             "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
