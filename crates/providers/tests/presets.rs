@@ -455,3 +455,63 @@ fn reasoning_goes_to_no_other_host() {
         }
     }
 }
+
+#[test]
+fn reasoning_fields_are_written_only_where_they_belong() {
+    // A foreign block shaped like OpenRouter's kept details is still foreign.
+    let mut foreign = Message::new(
+        Role::Assistant,
+        vec![Block::Thinking(parlance_format::Thinking {
+            thinking: "x".into(),
+            encrypted_content: Some(r#"[{"type":"reasoning.encrypted","data":"FOREIGN"}]"#.into()),
+            provider: Some("anthropic".into()),
+            ..Default::default()
+        })],
+    );
+    foreign.content.push(Block::text("Hi."));
+    let plain = Message::new(Role::Assistant, vec![Block::text("Hi.")]);
+    let req = |m: Message| ModelRequest {
+        messages: vec![Message::user("q"), m, Message::user("q2")],
+        ..Default::default()
+    };
+    let enc = (openai_chat::OPENROUTER.encode_request)(&req(foreign), "m", false).unwrap();
+    assert!(!enc.body.to_string().contains("FOREIGN"), "{}", enc.body);
+    assert!(
+        enc.warnings.iter().any(|w| w.contains("from anthropic")),
+        "{:?}",
+        enc.warnings
+    );
+    for f in [
+        &openai_chat::OPENROUTER,
+        &openai_chat::DEEPSEEK,
+        &openai_chat::OLLAMA,
+    ] {
+        let enc = (f.encode_request)(&req(plain.clone()), "m", false).unwrap();
+        let a = &enc.body["messages"][1];
+        for k in ["reasoning_details", "reasoning_content", "reasoning"] {
+            assert!(
+                a.get(k).is_none(),
+                "{}: {k} on a turn with no reasoning: {a}",
+                f.provider
+            );
+        }
+    }
+    // Ollama does not need the field on a tool-call turn (DeepSeek does).
+    let answer = (openai_chat::FORMAT.decode_response)(&json_file(&file(
+        "deepseek__thinking-tool-call.json",
+    )))
+    .unwrap();
+    let calls_only = Message::new(
+        Role::Assistant,
+        answer
+            .content
+            .into_iter()
+            .filter(|b| matches!(b, Block::ToolCall { .. }))
+            .collect(),
+    );
+    let turn = second_turn(weather_request(), calls_only);
+    let ollama = (openai_chat::OLLAMA.encode_request)(&turn, "m", false).unwrap();
+    assert!(ollama.body["messages"][1].get("reasoning").is_none());
+    let deepseek = (openai_chat::DEEPSEEK.encode_request)(&turn, "m", false).unwrap();
+    assert_eq!(deepseek.body["messages"][1]["reasoning_content"], "");
+}
