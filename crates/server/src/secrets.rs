@@ -10,19 +10,21 @@ use serde_json::Value;
 
 use crate::config::Config;
 
-/// Environment variables that hold provider keys by default.
-const KEY_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-];
+/// Environment variables that hold provider keys by default: every
+/// provider's of the registry (so a provider added there is covered
+/// here), and Azure's Entra ID token.
+fn key_vars() -> impl Iterator<Item = &'static str> {
+    parlance_providers::PROVIDERS
+        .iter()
+        .flat_map(|p| p.api_key_env.iter().copied())
+        .chain([parlance_providers::azure::AD_TOKEN_ENV])
+}
 
 /// Every secret of `config` (and the environment it names), plus `signing`.
 pub fn collect(config: &Config, signing: &str) -> Vec<String> {
     let mut out: Vec<String> = config.auth.tokens.iter().map(|t| t.token.clone()).collect();
     out.push(signing.to_string());
-    let vars = KEY_VARS.iter().map(|v| v.to_string()).chain(
+    let vars = key_vars().map(str::to_string).chain(
         config
             .providers
             .values()
@@ -61,5 +63,24 @@ pub fn redact_value(r: &Redactor, v: Value) -> Value {
     match r.redact(&text) {
         std::borrow::Cow::Borrowed(_) => v,
         std::borrow::Cow::Owned(s) => serde_json::from_str(&s).unwrap_or(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_registered_provider_key_is_a_secret() {
+        let vars: Vec<&str> = super::key_vars().collect();
+        for v in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "MISTRAL_API_KEY",
+            "OLLAMA_API_KEY",
+            "AZURE_OPENAI_AD_TOKEN",
+        ] {
+            assert!(vars.contains(&v), "{v} is not scrubbed");
+        }
     }
 }
