@@ -44,7 +44,8 @@ function parse(jsonText, kind = "conversation") {
 
 /**
  * A request or a response from one format to another: canonical,
- * openai-chat, openai-responses, anthropic, gemini (what `parlance
+ * openai-chat, openai-responses, anthropic, gemini, bedrock-converse,
+ * mistral, ollama (what `parlance
  * convert` does). Writing a provider's request needs `model` (or a model
  * named by the input). Anything dropped on the way is a process warning
  * (`ParlanceConvertWarning`); `onWarning` receives them instead.

@@ -430,7 +430,8 @@ export declare const format: {
   parse(jsonText: string, kind?: DocumentKind): JsonValue;
   /**
    * A request or a response from one format to another (`canonical`,
-   * `openai-chat`, `openai-responses`, `anthropic`, `gemini`); what is
+   * `openai-chat`, `openai-responses`, `anthropic`, `gemini`,
+   * `bedrock-converse`, `mistral`, `ollama`); what is
    * dropped on the way is a process warning, or goes to `onWarning`.
    */
   convert(

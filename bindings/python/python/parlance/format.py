@@ -41,7 +41,7 @@ def convert(
 ) -> Any:
     """A ``request`` or ``response`` from one format to another:
     ``canonical``, ``openai-chat``, ``openai-responses``, ``anthropic``,
-    ``gemini`` (what ``parlance convert`` does). Writing a provider's
+    ``gemini``, ``bedrock-converse``, ``mistral``, ``ollama`` (what ``parlance convert`` does). Writing a provider's
     request needs ``model`` (or a model named by the input); anything
     dropped on the way is a ``UserWarning``."""
     return _native.convert(value, from_=from_, to=to, kind=kind, model=model)
