@@ -99,6 +99,9 @@ def provider_seeds(corpus, key, folder, uri_part):
                     put(corpus, f"decode_response_{key}", json.dumps(resp["parsed_body"]))
         elif name.endswith("request.json"):
             put(corpus, f"decode_request_{key}", text)
+            if key == "openai_chat":
+                # No Mistral request is recorded; Chat's are Mistral-shaped.
+                put(corpus, "decode_request_mistral", text)
             put(corpus, "encode_after_decode", bytes([ORDER.index(key)]) + text.encode())
             request_tools(corpus, json.loads(text))
         elif name.endswith("response-streaming.json"):
