@@ -240,6 +240,81 @@ async fn the_stream_skips_the_prompt_filter_chunk_and_choices_without_delta() {
     assert_eq!(server.received()[0].body["stream"], true);
 }
 
+/// The recorded stream's SSE events, each its own chunk on the wire.
+fn azure_stream_events() -> Vec<String> {
+    read(&azure_file("azure__chat-stream.sse"))
+        .split_inclusive("\n\n")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Streams `request()` from `server` to its end: the text that reached
+/// the caller and the outcome.
+async fn stream_text(server: &ReplayServer) -> (String, Result<Message, ModelError>) {
+    let m = build(
+        "azure:my-gpt4o",
+        &[
+            ("AZURE_OPENAI_ENDPOINT", &server.url),
+            ("AZURE_OPENAI_API_KEY", KEY),
+        ],
+    )
+    .unwrap();
+    let req = request();
+    let mut stream = match m.stream(&req).await {
+        Ok(s) => s,
+        Err(e) => return (String::new(), Err(e)),
+    };
+    let mut text = String::new();
+    while let Some(e) = stream.next().await {
+        match e {
+            Ok(StreamEvent::TextDelta { text: t, .. }) => text.push_str(&t),
+            Ok(StreamEvent::Done(msg)) => return (text, Ok(msg)),
+            Ok(_) => {}
+            Err(e) => return (text, Err(e)),
+        }
+    }
+    (
+        text,
+        Err(ModelError::Network {
+            message: "ended without a final message".into(),
+        }),
+    )
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_way_is_an_error_after_output_and_retried_before() {
+    let events = azure_stream_events();
+    // Cut after "Hello" reached the caller: an error, not retried (the
+    // caller has seen part of an answer).
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: events[..3].to_vec(),
+        cut: true,
+    }])
+    .await;
+    let (text, m) = stream_text(&server).await;
+    assert_eq!(text, "Hello");
+    assert!(matches!(m, Err(ModelError::Network { .. })), "{m:?}");
+    assert_eq!(server.received().len(), 1);
+
+    // Cut after the prompt-filter chunk only (nothing reached the
+    // caller): retried, and the second answer is whole.
+    let server = ReplayServer::start(vec![
+        Reply::Sse {
+            chunks: events[..1].to_vec(),
+            cut: true,
+        },
+        Reply::Sse {
+            chunks: events.clone(),
+            cut: false,
+        },
+    ])
+    .await;
+    let (text, m) = stream_text(&server).await;
+    assert_eq!(text, "Hello there!");
+    assert_eq!(m.unwrap().text(), "Hello there!");
+    assert_eq!(server.received().len(), 2);
+}
+
 #[tokio::test]
 async fn a_429_is_retried_after_its_wait_and_a_401_is_not() {
     let limited = json_file(&azure_file("azure__rate-limit-error.json"));
