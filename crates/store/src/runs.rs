@@ -349,7 +349,7 @@ impl Store {
     }
 
     /// Appends messages for an active run, atomically, renewing its lease:
-    /// one transaction, its statements sent together (see [`Batch`]).
+    /// one transaction, its statements sent together (see the `batch` module).
     pub async fn append(&self, run: &ActiveRun, messages: &[Message]) -> R<Vec<i64>> {
         let mut tx = self.tx().await?;
         let result = async {
