@@ -54,7 +54,7 @@ test("format.convert: a provider's request to another's, through the canonical f
   assert.equal(anthropic.model, "claude-sonnet-4-5");
   assert.equal(anthropic.system, "Be brief.");
   assert.equal(anthropic.messages.at(-1).content[0].tool_use_id, "call_1");
-  assert.throws(() => format.convert(openaiRequest, { from: "openai-chat", to: "mistral" }), /to: unknown format "mistral"/);
+  assert.throws(() => format.convert(openaiRequest, { from: "openai-chat", to: "nosuch" }), /to: unknown format "nosuch"/);
   assert.throws(() => format.convert({ messages: [{ role: "robot", content: [] }] }, { from: "canonical", to: "anthropic", model: "m" }), FormatError);
   assert.throws(() => format.convert([], { from: "canonical", to: "anthropic" }), /model: required to write a request/);
 });
