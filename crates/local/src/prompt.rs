@@ -164,7 +164,8 @@ mod tests {
                 "get_order",
                 "Look up an order.",
                 json!({"type": "object", "properties": {"id": {"type": "string"}}}),
-            )],
+            )]
+            .into(),
             ..Default::default()
         }
     }

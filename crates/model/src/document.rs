@@ -184,17 +184,19 @@ impl RequestDocument {
                     ),
                 )
             })?;
+            let mut specs: Vec<ToolSpec> = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let spec =
                     ToolSpec::from_value(item).map_err(|e| e.under(&format!("tools[{i}]")))?;
-                if doc.request.tools.iter().any(|t| t.name == spec.name) {
+                if specs.iter().any(|t| t.name == spec.name) {
                     return Err(err(
                         &format!("tools[{i}].name"),
                         format!("duplicate tool name {:?}", spec.name),
                     ));
                 }
-                doc.request.tools.push(spec);
+                specs.push(spec);
             }
+            doc.request.tools = specs.into();
         }
         if let Some(v) = field(m, "model") {
             doc.model = Some(string(v, "model")?);
@@ -230,7 +232,7 @@ impl RequestDocument {
         }
         doc.insert("messages".into(), json!(self.request.messages));
         if !self.request.tools.is_empty() {
-            doc.insert("tools".into(), json!(self.request.tools));
+            doc.insert("tools".into(), json!(&*self.request.tools));
         }
         if self.request.options != ModelOptions::default() {
             doc.insert("options".into(), json!(self.request.options));
@@ -242,7 +244,7 @@ impl RequestDocument {
     pub fn conversation(&self) -> Conversation {
         Conversation {
             messages: self.request.messages.clone(),
-            tools: self.request.tools.clone(),
+            tools: self.request.tools.to_vec(),
         }
     }
 }

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use parlance_format::{Message, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,8 +10,10 @@ use serde_json::{Map, Value};
 pub struct ModelRequest {
     /// The conversation, system messages included, in order.
     pub messages: Vec<Message>,
-    /// The tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    /// The tools the model may call. Shared: every run of an agent
+    /// offers the same specs, so each run's request points at them
+    /// instead of holding a copy (`vec![...].into()` makes one).
+    pub tools: Arc<[ToolSpec]>,
     /// Sampling, limits, tool choice, reasoning, output schema.
     pub options: ModelOptions,
 }

@@ -54,7 +54,7 @@ pub struct ModelBuilder {
     headers: Vec<(String, String)>,
     user_agent: Option<String>,
     http: HttpConfig,
-    client: Option<reqwest::Client>,
+    client: Option<Vec<reqwest::Client>>,
     region: Option<String>,
     aws_credentials: Option<AwsCredentials>,
 }
@@ -189,9 +189,18 @@ impl ModelBuilder {
 
     /// An HTTP client of your own (a proxy, extra root certificates). By
     /// default models share one client per process, whatever their
-    /// provider.
+    /// provider. Call [`crate::transport::install_crypto`] before building
+    /// it: reqwest needs rustls' crypto provider chosen first.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.client = Some(client);
+        self.client = Some(vec![client]);
+        self
+    }
+
+    /// Several HTTP clients of your own, taken in turn: over HTTP/2, each
+    /// is a connection of its own, so many requests at once are not held
+    /// to one connection's stream limit (see [`Transport::with_clients`]).
+    pub fn http_clients(mut self, clients: impl IntoIterator<Item = reqwest::Client>) -> Self {
+        self.client = Some(clients.into_iter().collect());
         self
     }
 
@@ -391,11 +400,12 @@ impl ModelBuilder {
             }
         };
         let transport = match self.client {
-            Some(client) => Transport::with_client(client, self.http),
-            None => Transport::new(self.http).map_err(|e| BuildError::Client {
-                message: e.to_string(),
-            })?,
-        };
+            Some(clients) => Transport::with_clients(clients, self.http),
+            None => Transport::new(self.http),
+        }
+        .map_err(|e| BuildError::Client {
+            message: e.to_string(),
+        })?;
         Ok(HttpModel {
             format: self.format,
             model,

@@ -68,7 +68,7 @@ pub(crate) fn checked_request(
     let decoded = decode(body).map_err(as_request)?;
     let doc = serde_json::json!({
         "messages": decoded.request.messages,
-        "tools": decoded.request.tools,
+        "tools": &*decoded.request.tools,
     });
     parlance_format::Conversation::from_value(&doc).map_err(|e| ModelError::MalformedRequest {
         message: format!("in canonical form, {e}"),

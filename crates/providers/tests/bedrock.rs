@@ -104,7 +104,7 @@ fn rich_request() -> ModelRequest {
             ),
             Message::user("And now?"),
         ],
-        tools: vec![tool],
+        tools: vec![tool].into(),
         ..Default::default()
     };
     let o = &mut req.options;

@@ -76,7 +76,8 @@ fn request() -> ModelRequest {
             "get_weather",
             "Get the current weather for a location",
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
-        )],
+        )]
+        .into(),
         ..Default::default()
     }
 }

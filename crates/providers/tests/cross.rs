@@ -184,7 +184,8 @@ fn mixed() -> ModelRequest {
             "get_weather",
             "Weather",
             json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )],
+        )]
+        .into(),
         options: parlance_model::ModelOptions {
             reasoning: Some(Reasoning {
                 budget_tokens: Some(2048),

@@ -62,7 +62,7 @@ fn request() -> ModelRequest {
             "get_weather",
             "Get the current weather for a location",
             json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
-        )],
+        )].into(),
         ..Default::default()
     }
 }
@@ -116,6 +116,56 @@ async fn openai_generate_sends_a_valid_request_and_decodes_the_answer() {
         got[0].body["messages"][0],
         json!({"role": "system", "content": "Be brief."})
     );
+}
+
+#[tokio::test]
+async fn several_http_clients_are_taken_in_turn() {
+    // Over HTTP/2 each client is a connection of its own; taking them in
+    // turn spreads requests past one connection's stream limit. Each
+    // client here marks its requests, so the server sees which one sent.
+    let recorded = json_file(&fixture(
+        "openai-chat",
+        "lingua__toolCallRequest__chat-completions__response.json",
+    ));
+    let server = ReplayServer::start(vec![Reply::json(200, &recorded); 6]).await;
+    // A client of one's own needs rustls' crypto provider installed first.
+    parlance_providers::transport::install_crypto();
+    let client = |name: &str| {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("x-client", name.parse().unwrap());
+        reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .unwrap()
+    };
+    let model = Provider::OPENAI
+        .model("gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .api_key(KEY)
+        .http_config(config())
+        .http_clients([client("a"), client("b"), client("c")])
+        .build()
+        .unwrap();
+    for _ in 0..5 {
+        model.generate(&request()).await.unwrap();
+    }
+    let order: Vec<_> = server
+        .received()
+        .iter()
+        .map(|r| r.header("x-client").unwrap_or("none").to_string())
+        .collect();
+    assert_eq!(order, ["a", "b", "c", "a", "b"]);
+    // No clients at all: the process's shared one (built in the
+    // background), not an error.
+    let model = Provider::OPENAI
+        .model("gpt-test")
+        .base_url(format!("{}/v1", server.url))
+        .api_key(KEY)
+        .http_clients([])
+        .build()
+        .unwrap();
+    model.generate(&request()).await.unwrap();
+    assert_eq!(server.received()[5].header("x-client"), None);
 }
 
 #[tokio::test]

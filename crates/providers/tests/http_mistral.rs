@@ -60,7 +60,8 @@ fn request() -> ModelRequest {
             "weather",
             "Weather",
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
-        )],
+        )]
+        .into(),
         ..Default::default()
     }
 }

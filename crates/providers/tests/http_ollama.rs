@@ -51,7 +51,7 @@ fn request() -> ModelRequest {
             "get_weather",
             "Get the weather in a given city",
             json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-        )],
+        )].into(),
         ..Default::default()
     }
 }

@@ -135,7 +135,7 @@ fn conversation_with(answer: Message) -> ModelRequest {
             "get_weather",
             "Current weather",
             json!({"type": "object", "properties": {"city": {"type": "string", "minLength": 1}}, "required": ["city"]}),
-        )],
+        )].into(),
         options: ModelOptions {
             max_tokens: Some(1024),
             ..Default::default()

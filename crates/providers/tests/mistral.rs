@@ -221,7 +221,8 @@ fn foreign_conversation() -> ModelRequest {
             "get_weather",
             "Current weather",
             json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-        )],
+        )]
+        .into(),
         options: ModelOptions {
             max_tokens: Some(512),
             seed: Some(7),

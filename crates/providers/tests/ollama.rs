@@ -248,7 +248,8 @@ fn conversation() -> ModelRequest {
             "get_weather",
             "Weather",
             json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )],
+        )]
+        .into(),
         options: ModelOptions {
             max_tokens: Some(256),
             temperature: Some(0.2),

@@ -274,7 +274,8 @@ fn weather_request() -> ModelRequest {
             "get_weather",
             "Current weather",
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
-        )],
+        )]
+        .into(),
         ..Default::default()
     }
 }

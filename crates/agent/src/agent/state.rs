@@ -88,7 +88,7 @@ impl Agent {
             turn_start: messages.len(),
             request: ModelRequest {
                 messages,
-                tools: specs.to_vec(),
+                tools: specs,
                 options: self.inner.options.clone(),
             },
             usage: Usage::default(),
@@ -122,7 +122,7 @@ impl Agent {
         let offered = self.inner.offer.offer(&self.inner.tools, sets, parts);
         if !Arc::ptr_eq(&state.tools, &offered.tools) {
             state.tools = offered.tools;
-            state.request.tools = offered.specs.to_vec();
+            state.request.tools = offered.specs;
         }
         Ok(())
     }

@@ -441,7 +441,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         stream: false,
         request: ModelRequest {
             messages,
-            tools,
+            tools: tools.into(),
             options: o,
         },
         warnings,

@@ -507,7 +507,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         stream,
         request: ModelRequest {
             messages,
-            tools,
+            tools: tools.into(),
             options: o,
         },
         warnings,

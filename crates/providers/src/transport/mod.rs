@@ -4,11 +4,12 @@
 //! never after output has reached the caller.
 
 pub mod aws_eventstream;
+mod clients;
 pub mod ndjson;
 mod retry;
 mod secret;
 
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -141,7 +142,7 @@ impl HttpRequest {
 /// The shared HTTP client. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Transport {
-    client: reqwest::Client,
+    clients: clients::Clients,
     config: Arc<HttpConfig>,
 }
 
@@ -155,25 +156,6 @@ pub fn install_crypto() {
         // by the application first wins.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-}
-
-/// The process's clients by (connect, idle) timeout: reqwest clients are
-/// cheap to clone (one pool behind an `Arc`) but slow to build.
-fn shared_client(connect: Duration, idle: Duration) -> Result<reqwest::Client, ModelError> {
-    type Clients = Vec<((Duration, Duration), reqwest::Client)>;
-    static CLIENTS: Mutex<Clients> = Mutex::new(Vec::new());
-    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, c)) = clients.iter().find(|(k, _)| *k == (connect, idle)) {
-        return Ok(c.clone());
-    }
-    install_crypto();
-    let client = reqwest::Client::builder()
-        .connect_timeout(connect)
-        .read_timeout(idle)
-        .build()
-        .map_err(|e| network_error(&e))?;
-    clients.push(((connect, idle), client.clone()));
-    Ok(client)
 }
 
 fn network_error(e: &reqwest::Error) -> ModelError {
@@ -196,10 +178,15 @@ impl Transport {
     /// A transport with these timeouts and retries. Its HTTP client (TLS
     /// set up, a connection pool) is shared with every other transport of
     /// the process that has the same connect and idle timeouts: building
-    /// one costs milliseconds, so models made one after another reuse it.
+    /// one costs milliseconds, so models made one after another reuse it,
+    /// and the first builds it in the background (see `clients.rs`): a
+    /// client that cannot be built (no usable root certificates) fails
+    /// the first request, with the reason.
     pub fn new(config: HttpConfig) -> Result<Self, ModelError> {
-        let client = shared_client(config.connect_timeout, config.idle_timeout)?;
-        Ok(Transport::with_client(client, config))
+        Ok(Transport {
+            clients: clients::Clients::shared(config.connect_timeout, config.idle_timeout),
+            config: Arc::new(config),
+        })
     }
 
     /// A transport over a client of your own (a proxy, extra root
@@ -207,8 +194,31 @@ impl Transport {
     pub fn with_client(client: reqwest::Client, config: HttpConfig) -> Self {
         install_crypto();
         Transport {
-            client,
+            clients: clients::Clients::Own {
+                list: Arc::new([client]),
+                next: Default::default(),
+            },
             config: Arc::new(config),
+        }
+    }
+
+    /// A transport sending its requests through these clients in turn.
+    /// Over HTTP/2 a client holds one connection per host, and a server
+    /// takes a bounded number of requests at once on a connection (its
+    /// `max_concurrent_streams`, often 100 to 250): past that, requests
+    /// wait for one another. N clients are N connections. No client: the
+    /// process's shared one.
+    pub fn with_clients(
+        clients: impl IntoIterator<Item = reqwest::Client>,
+        config: HttpConfig,
+    ) -> Result<Self, ModelError> {
+        install_crypto();
+        match clients::Clients::own(clients) {
+            Some(clients) => Ok(Transport {
+                clients,
+                config: Arc::new(config),
+            }),
+            None => Transport::new(config),
         }
     }
 
@@ -219,7 +229,8 @@ impl Transport {
 
     async fn send(&self, req: &HttpRequest) -> Result<reqwest::Response, ModelError> {
         let fut = self
-            .client
+            .clients
+            .next()?
             .post(&req.url)
             .headers(req.headers.clone())
             .header(CONTENT_TYPE, "application/json")

@@ -46,6 +46,11 @@ struct Args {
     /// Not part of peerbench's contract: its Python mock speaks HTTP/1.1.
     #[arg(long)]
     http2: bool,
+    /// With --http2: this many connections, taken in turn (a server takes a
+    /// bounded number of requests at once on one connection: the mock, like
+    /// hyper's default, 200).
+    #[arg(long, default_value_t = 1)]
+    http2_connections: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
@@ -75,11 +80,11 @@ fn build_agent(args: &Args) -> Result<Agent, String> {
         .api_key("sk-mock");
     if args.http2 {
         parlance::providers::transport::install_crypto();
-        let client = reqwest::Client::builder()
-            .http2_prior_knowledge()
-            .build()
+        let clients = (0..args.http2_connections.max(1))
+            .map(|_| reqwest::Client::builder().http2_prior_knowledge().build())
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
-        model = model.http_client(client);
+        model = model.http_clients(clients);
     }
     let model = model.build().map_err(|e| e.to_string())?;
     let sleep = Duration::from_secs_f64(args.tool_sleep_ms.max(0.0) / 1000.0);
