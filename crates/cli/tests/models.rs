@@ -2,13 +2,9 @@
 //! binary: a missing key is refused before any request; the registry's
 //! names and the base-URL variables reach a provider on 127.0.0.1.
 
-#[path = "../../providers/tests/common/server.rs"]
-#[allow(dead_code)]
-mod replay;
-
 use std::process::Command;
 
-use replay::{ReplayServer, Reply};
+use parlance_testkit::replay::{self, ReplayServer, Reply};
 use serde_json::json;
 
 const KEY_VARS: [&str; 26] = [

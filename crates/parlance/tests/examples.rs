@@ -4,14 +4,10 @@
 //! examples first; `cargo test --test examples` alone does not (then build
 //! them with `cargo build -p parlance-ai --examples`).
 
-#[path = "../../providers/tests/common/server.rs"]
-#[allow(dead_code)]
-mod replay;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use replay::{ReplayServer, Reply};
+use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::json;
 
 /// An example's binary, built by cargo next to this test's.

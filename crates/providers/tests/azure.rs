@@ -9,12 +9,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::server::{ReplayServer, Reply};
 use common::{OPENAI_CHAT, RESPONSES, fixture, json_file, read};
 use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::{BuildError, HttpConfig, HttpModel, ModelBuilder, Provider, RetryPolicy};
+use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::json;
 
 const KEY: &str = "azure-key-SECRET-0123";

@@ -12,7 +12,6 @@ use std::time::{Duration, SystemTime};
 
 use aws_smithy_eventstream::frame::write_message_to;
 use aws_smithy_types::event_stream::{Header, HeaderValue, Message as EsMessage};
-use common::server::{ReplayServer, Reply};
 use common::{fixture, json_file, read, testdata};
 use futures::StreamExt;
 use parlance_format::{Block, FinishReason, Message};
@@ -23,6 +22,7 @@ use parlance_providers::transport::aws_eventstream::parse_event_stream;
 use parlance_providers::{
     BuildError, HttpConfig, HttpModel, ModelBuilder, Provider, RetryPolicy, Secret,
 };
+use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::{Value, json};
 
 const MODEL: &str = "anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -84,7 +84,7 @@ fn request() -> ModelRequest {
 
 /// Checks the request the server got is signed for `key` in `region`, and
 /// that the signature is the one SigV4 gives for its URL, body and date.
-fn check_signed(r: &common::server::Received, url: &str, key: &str, region: &str) {
+fn check_signed(r: &parlance_testkit::replay::Received, url: &str, key: &str, region: &str) {
     let auth = r.header("authorization").expect("signed");
     let date = r.header("x-amz-date").expect("x-amz-date");
     assert!(

@@ -6,13 +6,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server::{ReplayServer, Reply, sse_frames};
 use common::{ANTHROPIC, OPENAI_CHAT, json_file, yaml_file};
 use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::parse_sse;
 use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_testkit::replay::{ReplayServer, Reply, sse_frames};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-0123456789";

@@ -6,12 +6,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::server::{ReplayServer, Reply, sse_frames};
 use common::{MISTRAL, chunk_lines, fixture, json_file, read};
 use futures::StreamExt;
 use parlance_format::{FinishReason, Message, ToolCall, ToolResult, ToolStatus};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_testkit::replay::{ReplayServer, Reply, sse_frames};
 use serde_json::json;
 
 const KEY: &str = "mistral-test-SECRET-42";

@@ -7,12 +7,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::server::{ReplayServer, Reply};
 use common::{OLLAMA, fixture, json_file, read};
 use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::json;
 
 fn config() -> HttpConfig {

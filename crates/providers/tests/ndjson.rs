@@ -8,12 +8,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::server::{ReplayServer, Reply};
 use futures::StreamExt;
 use parlance_format::Message;
 use parlance_model::{ModelError, StreamEvent};
 use parlance_providers::transport::{Framing, HttpRequest, StreamDecoder, ndjson};
 use parlance_providers::{HttpConfig, RetryPolicy, Transport};
+use parlance_testkit::replay::{ReplayServer, Reply};
 
 #[derive(Default)]
 struct Lines {

@@ -10,7 +10,6 @@ mod common;
 
 use std::time::Duration;
 
-use common::server::{ReplayServer, Reply};
 use common::{fixture, json_file, read, yaml_file};
 use parlance_format::{Block, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{Effort, Model, ModelOptions, ModelRequest, Reasoning, StreamEvent};
@@ -18,6 +17,7 @@ use parlance_providers::{
     BuildError, HttpConfig, HttpModel, ModelBuilder, PROVIDERS, Provider, RetryPolicy,
     decode_stream, openai_chat, transport::parse_sse,
 };
+use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::{Value, json};
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::server::{ReplayServer, Reply};
 use common::{fixture, json_file};
 use parlance_model::{Model, ModelRequest};
 use parlance_providers::{
     BuildError, DEFAULT_USER_AGENT, HttpModel, ModelBuilder, ModelSpec, Provider, RetryPolicy,
     wire_format,
 };
+use parlance_testkit::replay::{ReplayServer, Reply};
 
 /// An environment holding only `vars`.
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -10,8 +10,8 @@ use parlance_format::{Block, Message, Role, ToolResult, ToolStatus};
 use parlance_store::{ActiveRun, Store};
 use serde_json::json;
 
-mod common;
-use common::*;
+use parlance_testkit::both;
+use parlance_testkit::store::*;
 
 both!(
     waiting_runs_are_newest_first_by_owner_and_limited,

@@ -6,8 +6,8 @@ use parlance_format::{Block, Message, Role, ToolResult, ToolStatus};
 use parlance_store::{MAX_PAGE, Store, StoreError};
 use serde_json::json;
 
-mod common;
-use common::*;
+use parlance_testkit::both;
+use parlance_testkit::store::*;
 
 both!(
     threads_are_created_listed_paged_and_deleted,
@@ -18,7 +18,7 @@ both!(
 /// time outlasts the run's lease (the query read back is the same on both).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_longer_than_a_page_is_read_whole_on_sqlite() {
-    let (store, _dir) = common::sqlite().await;
+    let (store, _dir) = sqlite().await;
     a_thread_longer_than_a_page_is_read_whole(store).await;
 }
 

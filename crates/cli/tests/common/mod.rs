@@ -3,8 +3,7 @@
 //! standing in for model providers and tools.
 #![allow(dead_code)]
 
-#[path = "../../../providers/tests/common/server.rs"]
-pub mod replay;
+pub use parlance_testkit::replay;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,7 +4,6 @@
 //! a uniform view of each provider's pure translation functions.
 #![allow(dead_code)]
 
-pub mod server;
 pub mod spec_walk;
 
 use std::collections::HashMap;

@@ -1,7 +1,6 @@
 //! What the runner's suites share: the store suites' helpers (the two
-//! backends, a temp dir, scripted messages, the `both!` macro), included
-//! from the store crate's tests rather than copied, and an agent with a few
-//! tools.
+//! backends, a temp dir, scripted messages, the `both!` macro) from
+//! parlance-testkit, and an agent with a few tools.
 #![allow(dead_code)]
 
 use std::sync::Arc;
@@ -10,9 +9,8 @@ use parlance_agent::{Agent, Limits, OnToolException, Tool, ToolContext, ToolErro
 use parlance_model::scripted::ScriptedModel;
 use serde_json::{Value, json};
 
-#[path = "../../../store/tests/common/mod.rs"]
-mod store_common;
-pub use store_common::*;
+pub use parlance_testkit::both;
+pub use parlance_testkit::store::*;
 
 pub fn agent(model: &ScriptedModel, policy: OnToolException) -> Agent {
     Agent::builder(Arc::new(model.clone()))

@@ -1,6 +1,5 @@
-//! What the store suites share: the two backends, a temp dir, scripted
-//! messages.
-#![allow(dead_code)]
+//! What the store and runtime suites share: the two backends, a temp dir,
+//! scripted messages, the [`both!`](crate::both) macro.
 
 use parlance_format::{Block, FinishReason, Message, Role, Usage};
 use parlance_store::Store;
@@ -47,6 +46,11 @@ pub mod tempdir {
             &self.0
         }
     }
+    impl Default for TempDir {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
     impl Drop for TempDir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
@@ -81,7 +85,15 @@ pub fn calls(list: &[(&str, &str, Value)]) -> Message {
     m
 }
 
-/// Runs each listed test on SQLite and on PostgreSQL.
+/// A store on the PostgreSQL server of `PARLANCE_TEST_POSTGRES_URL`, or
+/// `None` when none is configured (see [`postgres_url`]).
+pub async fn postgres() -> Option<Store> {
+    let url = postgres_url()?;
+    Some(Store::open(&url).await.unwrap())
+}
+
+/// Runs each listed test on SQLite and on PostgreSQL: each `name` is an
+/// `async fn name(store: Store)` of the calling test file.
 #[macro_export]
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
@@ -89,7 +101,7 @@ macro_rules! both {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let (store, _dir) = super::common::sqlite().await;
+                    let (store, _dir) = $crate::store::sqlite().await;
                     super::$name(store).await;
                 }
             )*
@@ -98,8 +110,7 @@ macro_rules! both {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let Some(url) = super::common::postgres_url() else { return };
-                    let store = parlance_store::Store::open(&url).await.unwrap();
+                    let Some(store) = $crate::store::postgres().await else { return };
                     super::$name(store).await;
                 }
             )*
