@@ -1,33 +1,12 @@
 //! `parlance convert` driven as a user would, over every fixture of the
 //! supported providers in `testdata/providers/`.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use common::run::parlance;
 use serde_json::{Value, json};
-
-fn parlance(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_parlance"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("parlance starts");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(data.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 fn ok(args: &[&str], stdin: &str) -> Value {
     let (code, out, err) = parlance(args, stdin);

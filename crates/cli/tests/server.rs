@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::replay::{ReplayServer, Reply, sse_frames};
 use common::*;
@@ -353,29 +353,6 @@ async fn malformed_bodies_never_get_a_5xx() {
     }
 }
 
-fn parlance_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_parlance"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parlance_run_streams_the_answer_and_shows_tool_activity() {
     let provider = ReplayServer::start(vec![
@@ -388,7 +365,7 @@ async fn parlance_run_streams_the_answer_and_shows_tool_activity() {
     let cfg = config(&dir, &provider.url, &tool.url, "");
     let cfg = cfg.to_str().unwrap().to_string();
     let (code, out, err) = tokio::task::spawn_blocking(move || {
-        parlance_with_stdin(
+        common::run::parlance(
             &[
                 "run",
                 "--config",
@@ -419,7 +396,7 @@ async fn parlance_chat_asks_for_approval_at_the_prompt() {
     let cfg = config(&dir, &provider.url, "http://127.0.0.1:9", "");
     let cfg = cfg.to_str().unwrap().to_string();
     let (code, out, err) = tokio::task::spawn_blocking(move || {
-        parlance_with_stdin(
+        common::run::parlance(
             &["chat", "--config", &cfg, "--agent", "support"],
             "Refund my 40 EUR\nn\nrefund #77 issued\n\n",
         )

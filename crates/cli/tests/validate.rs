@@ -1,33 +1,15 @@
 //! Drives the real `parlance` binary.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
+use std::process::Command;
+
+/// `parlance ARGS` run from the repository's root.
 fn parlance(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_parlance"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("parlance starts");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_parlance"));
+    cmd.args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    common::run::output(cmd, stdin.unwrap_or(""))
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! standing in for model providers and tools.
 #![allow(dead_code)]
 
+pub mod run;
+
 pub use parlance_testkit::replay;
 
 use std::io::{BufRead, BufReader};
