@@ -18,6 +18,7 @@ use parlance_model::ModelRequest;
 use parlance_model::scripted::ScriptedModel;
 use parlance_runtime::ThreadRunner;
 use parlance_store::{Store, repair};
+use parlance_testkit::store::postgres_url;
 use serde_json::{Value, json};
 
 const LEASE: Duration = Duration::from_millis(60);
@@ -221,6 +222,23 @@ fn lines(child: Child) -> Vec<String> {
     v
 }
 
+/// Starts a `mode` worker on `thread`, waits for its "ready" line, lets it
+/// work for a random 0 to `max_ms` milliseconds, then kills it with SIGKILL.
+fn kill_once_ready(mode: &str, db: &str, thread: &str, max_ms: u64, round: usize) {
+    let mut child = spawn(mode, db, thread, &[]);
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("ready") {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            panic!("round {round}: the {mode} worker ended before it was ready");
+        }
+    }
+    std::thread::sleep(Duration::from_millis(rand::random::<u64>() % max_ms));
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+}
+
 fn temp_db() -> String {
     let dir = std::env::temp_dir().join(format!(
         "parlance-proc-{}-{}",
@@ -248,18 +266,7 @@ async fn sigkill_at_random_points_leaves_a_consistent_thread() {
                 .unwrap()
                 .id;
         }
-        let mut child = spawn("loop", &db, &thread, &[]);
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("ready") {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                panic!("round {round}: the worker ended before it was ready");
-            }
-        }
-        std::thread::sleep(Duration::from_millis(rand::random::<u64>() % 40));
-        child.kill().unwrap(); // SIGKILL on Unix
-        child.wait().unwrap();
+        kill_once_ready("loop", &db, &thread, 40, round);
 
         // Everything stored reads back as canonical messages.
         let history = store
@@ -321,18 +328,7 @@ async fn sigkill_mid_write_leaves_whole_steps(url: &str) {
     let store = Store::open(url).await.unwrap();
     for round in 0..30 {
         let thread = store.create_thread(None, json!({})).await.unwrap().id;
-        let mut child = spawn("steps", url, &thread, &[]);
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("ready") {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                panic!("round {round}: the writer ended before it was ready");
-            }
-        }
-        std::thread::sleep(Duration::from_millis(rand::random::<u64>() % 30));
-        child.kill().unwrap(); // SIGKILL on Unix
-        child.wait().unwrap();
+        kill_once_ready("steps", url, &thread, 30, round);
         let history = store
             .history(&thread)
             .await
@@ -361,14 +357,7 @@ async fn sigkill_mid_write_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_write_on_postgres() {
-    let Ok(url) = std::env::var("PARLANCE_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("PARLANCE_REQUIRE_POSTGRES").is_err(),
-            "PostgreSQL is required but not configured"
-        );
-        eprintln!("PostgreSQL not configured: skipped");
-        return;
-    };
+    let Some(url) = postgres_url() else { return };
     sigkill_mid_write_leaves_whole_steps(&url).await;
 }
 
@@ -440,14 +429,7 @@ async fn race_and_hand_over(url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_on_postgres() {
-    let Ok(url) = std::env::var("PARLANCE_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("PARLANCE_REQUIRE_POSTGRES").is_err(),
-            "PostgreSQL is required but not configured"
-        );
-        eprintln!("PostgreSQL not configured: skipped");
-        return;
-    };
+    let Some(url) = postgres_url() else { return };
     race_and_hand_over(&url).await;
 }
 
