@@ -1,9 +1,13 @@
 //! What the two OpenAI APIs share: the error shape (`{"error": {"message",
-//! "type", "code"}}`) and how tool call arguments are written.
+//! "type", "code"}}`) and how tool call arguments are written; and what
+//! the Chat-shaped request decoders (OpenAI Chat Completions, Ollama's chat
+//! API) share: the `tools` list.
 
-use parlance_format::ToolCall;
+use parlance_format::{ToolCall, ToolSpec};
 use parlance_model::ModelError;
 use serde_json::Value;
+
+use crate::wire::{malformed, opt_str, str_field, unread};
 
 /// An error answer → a typed error.
 pub fn classify(status: u16, body: &[u8], retry_after: Option<std::time::Duration>) -> ModelError {
@@ -125,4 +129,72 @@ pub(crate) fn has_cache_point(blocks: &[parlance_format::Block]) -> bool {
     blocks
         .iter()
         .any(|b| matches!(b, parlance_format::Block::CachePoint { .. }))
+}
+
+/// What differs in how the Chat-shaped APIs declare tools.
+pub(crate) struct ChatTools {
+    /// `function.strict` is read (OpenAI); elsewhere it is an unknown
+    /// field, warned of as unread (Ollama).
+    pub strict: bool,
+    /// Tools of a `type` other than `function` (OpenAI's hosted tools) are
+    /// dropped with a warning; when false (Ollama, which has only function
+    /// tools) the `type` is not looked at.
+    pub drop_other_types: bool,
+}
+
+/// A request's `tools`, `[{"type": "function", "function": {"name",
+/// "description", "parameters"}}]`, as tool specs; unread fields are named
+/// in `warnings`, a tool without a function or a name is an error naming
+/// its place (`tools[1].function.name`).
+pub(crate) fn chat_tools(
+    body: &serde_json::Map<String, Value>,
+    shape: &ChatTools,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ToolSpec>, ModelError> {
+    let mut tools = Vec::new();
+    for (i, t) in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let what = format!("tools[{i}]");
+        if shape.drop_other_types
+            && let Some(ty) = t.get("type").and_then(Value::as_str)
+            && ty != "function"
+        {
+            warnings.push(format!(
+                "{what}: dropped: {ty} tools are not supported yet (only function tools)"
+            ));
+            continue;
+        }
+        unread(t, &["type", "function"], &what, &[], warnings);
+        let fw = format!("{what}.function");
+        let f = t
+            .get("function")
+            .ok_or_else(|| malformed(format!("{fw}: missing")))?;
+        let known: &[&str] = if shape.strict {
+            &["name", "description", "parameters", "strict"]
+        } else {
+            &["name", "description", "parameters"]
+        };
+        unread(f, known, &fw, &[], warnings);
+        tools.push(ToolSpec {
+            name: str_field(f, "name", &fw)?.to_string(),
+            description: opt_str(f, "description"),
+            // No parameters is a function of no arguments.
+            input_schema: f
+                .get("parameters")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+            strict: if shape.strict {
+                f.get("strict").and_then(Value::as_bool)
+            } else {
+                None
+            },
+            cache_point: None,
+        });
+    }
+    Ok(tools)
 }

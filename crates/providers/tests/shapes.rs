@@ -144,3 +144,63 @@ fn a_request_without_its_conversation_is_refused() {
     let follow = json!({"model": "m", "previous_response_id": "resp_1"});
     (responses.decode_request)(&follow).unwrap();
 }
+
+/// OpenAI Chat and Ollama read one `tools` list shape and differ only
+/// where the APIs do: `strict` is OpenAI's (Ollama warns of it), and
+/// OpenAI drops a tool of another type with a warning where Ollama, which
+/// has function tools only, does not look at the type.
+#[test]
+fn chat_shaped_tool_lists_differ_only_where_the_apis_do() {
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [
+        {"type": "function", "function": {"name": "a", "description": "A.", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}, "strict": true}},
+        {"type": "retrieval", "function": {"name": "b"}}
+    ]});
+    let chat = parlance_providers::openai_chat::decode_request(&body).unwrap();
+    let tools = &chat.request.tools;
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert_eq!(
+        (tools[0].name.as_str(), tools[0].description.as_deref()),
+        ("a", Some("A."))
+    );
+    assert_eq!(tools[0].input_schema["properties"]["x"]["type"], "string");
+    assert_eq!(tools[0].strict, Some(true));
+    assert_eq!(
+        chat.warnings,
+        ["tools[1]: dropped: retrieval tools are not supported yet (only function tools)"]
+    );
+
+    let ollama = parlance_providers::ollama::decode_request(&body).unwrap();
+    let tools = &ollama.request.tools;
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    assert_eq!(tools[0].strict, None);
+    assert_eq!(tools[0].input_schema["properties"]["x"]["type"], "string");
+    // No parameters: a function of no arguments.
+    assert_eq!(
+        (tools[1].name.as_str(), tools[1].description.as_deref()),
+        ("b", None)
+    );
+    assert_eq!(tools[1].input_schema, json!({"type": "object"}));
+    assert_eq!(
+        ollama.warnings,
+        ["tools[0].function.strict: dropped: Parlance has no place for it in canonical form"]
+    );
+
+    // Both name what is missing, and where.
+    for (tools, missing) in [
+        (json!([{"type": "function"}]), "tools[0].function: missing"),
+        (
+            json!([{"type": "function", "function": {"description": "no name"}}]),
+            "tools[0].function.name",
+        ),
+    ] {
+        let mut body = body.clone();
+        body["tools"] = tools;
+        for decode in [
+            parlance_providers::openai_chat::decode_request,
+            parlance_providers::ollama::decode_request,
+        ] {
+            let e = decode(&body).unwrap_err();
+            assert!(e.to_string().contains(missing), "{e}");
+        }
+    }
+}

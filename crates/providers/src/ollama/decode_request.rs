@@ -6,12 +6,13 @@
 //! paired with the earliest unanswered call of its `tool_name`. Ollama
 //! streams unless `stream: false`.
 
-use parlance_format::{Block, Media, Message, Role, Thinking, ToolResult, ToolSpec};
+use parlance_format::{Block, Media, Message, Role, Thinking, ToolResult};
 use parlance_model::{Effort, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning};
 use serde_json::{Map, Value};
 
 use super::decode_response::tool_call;
 use super::{NAME, PROVIDER};
+use crate::openai_common::{ChatTools, chat_tools};
 use crate::wire::{DecodedRequest, checked_request, malformed, obj, opt_str, str_field, unread};
 
 /// A request body → the conversation, tools and options it carries.
@@ -198,38 +199,14 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
             other => return Err(malformed(format!("{what}.role: unknown role {other:?}"))),
         }
     }
-    let mut tools = Vec::new();
-    for (i, t) in b
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let what = format!("tools[{i}]");
-        unread(t, &["type", "function"], &what, &[], &mut warnings);
-        let fw = format!("{what}.function");
-        let f = t
-            .get("function")
-            .ok_or_else(|| malformed(format!("{fw}: missing")))?;
-        unread(
-            f,
-            &["name", "description", "parameters"],
-            &fw,
-            &[],
-            &mut warnings,
-        );
-        tools.push(ToolSpec {
-            name: str_field(f, "name", &fw)?.to_string(),
-            description: opt_str(f, "description"),
-            input_schema: f
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-            strict: None,
-            cache_point: None,
-        });
-    }
+    let tools = chat_tools(
+        b,
+        &ChatTools {
+            strict: false,
+            drop_other_types: false,
+        },
+        &mut warnings,
+    )?;
     let mut o = ModelOptions::default();
     let mut extra = Map::new();
     let mut stream = true;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use parlance_format::{Block, Media, Message, Role, ToolResult, ToolSpec};
+use parlance_format::{Block, Media, Message, Role, ToolResult};
 use parlance_model::{
     Effort, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice,
 };
@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::decode_response::{reasoning_text, tool_call};
 use super::{NAME, PROVIDER};
+use crate::openai_common::{ChatTools, chat_tools};
 use crate::wire::{
     DecodedRequest, cache_point, checked_request, malformed, obj, opt_str, scoped_extra,
     split_data_url, str_field, unread,
@@ -374,47 +375,14 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
             other => return Err(malformed(format!("{what}.role: unknown role {other:?}"))),
         }
     }
-    let mut tools = Vec::new();
-    for (i, t) in b
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let what = format!("tools[{i}]");
-        if let Some(ty) = t.get("type").and_then(Value::as_str)
-            && ty != "function"
-        {
-            warnings.push(format!(
-                "{what}: dropped: {ty} tools are not supported yet (only function tools)"
-            ));
-            continue;
-        }
-        unread(t, &["type", "function"], &what, &[], &mut warnings);
-        let fw = format!("{what}.function");
-        let f = t
-            .get("function")
-            .ok_or_else(|| malformed(format!("{fw}: missing")))?;
-        unread(
-            f,
-            &["name", "description", "parameters", "strict"],
-            &fw,
-            &[],
-            &mut warnings,
-        );
-        tools.push(ToolSpec {
-            name: str_field(f, "name", &fw)?.to_string(),
-            description: opt_str(f, "description"),
-            // No parameters is a function of no arguments.
-            input_schema: f
-                .get("parameters")
-                .cloned()
-                .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-            strict: f.get("strict").and_then(Value::as_bool),
-            cache_point: None,
-        });
-    }
+    let tools = chat_tools(
+        b,
+        &ChatTools {
+            strict: true,
+            drop_other_types: true,
+        },
+        &mut warnings,
+    )?;
     let mut o = ModelOptions::default();
     let mut extra = Map::new();
     let mut stream = false;
