@@ -9,6 +9,8 @@ use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
 use parlance_config::{AgentConfig, Config};
 use parlance_format::{Block, Decision, DecisionKind, Message, Response, RunStatus};
+use parlance_providers::HttpConfig;
+use parlance_providers::transport::SharedClient;
 use parlance_runtime::ThreadRunner;
 use parlance_store::Store;
 
@@ -22,7 +24,7 @@ pub fn agent(
     model: Option<&str>,
     flags: &ModelFlags,
 ) -> Result<Agent, String> {
-    let http = reqwest::Client::new();
+    let http = SharedClient::new(&HttpConfig::default());
     if let Some(m) = model {
         let mut cfg = AgentConfig {
             model: m.to_string(),

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError};
 use parlance_model::{Model, ModelOptions};
+use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
@@ -219,7 +220,7 @@ fn local_model(_: Option<&str>) -> Result<Arc<dyn Model>, BuildError> {
 }
 
 /// A tool from `[tools.NAME]`.
-pub fn tool(config: &Config, name: &str, http: &reqwest::Client) -> Result<Tool, BuildError> {
+pub fn tool(config: &Config, name: &str, http: &SharedClient) -> Result<Tool, BuildError> {
     let t = config
         .tools
         .get(name)
@@ -276,7 +277,7 @@ pub fn agent(
     config: &Config,
     name: Option<&str>,
     a: &AgentConfig,
-    http: &reqwest::Client,
+    http: &SharedClient,
 ) -> Result<Agent, BuildError> {
     let mcp = mcp_servers(config)?;
     agent_with(config, name, a, http, &mcp, model(config, &a.model)?, None)
@@ -314,7 +315,7 @@ pub fn agent_with(
     config: &Config,
     name: Option<&str>,
     a: &AgentConfig,
-    http: &reqwest::Client,
+    http: &SharedClient,
     mcp: &McpServers,
     model: Arc<dyn Model>,
     approval_key: Option<Arc<[u8]>>,

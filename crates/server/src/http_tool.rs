@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use parlance_agent::{Tool, ToolContext, ToolError, ToolFailure};
+use parlance_providers::transport::SharedClient;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -45,12 +46,22 @@ pub fn shown_url(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
 }
 
-/// Builds the tool.
+/// What one HTTP tool's calls share.
+struct Target {
+    name: String,
+    url: String,
+    client: SharedClient,
+    slots: Arc<Semaphore>,
+}
+
+/// Builds the tool. `client` is the process's shared HTTP client (built in
+/// the background at start-up, so that reading the system's certificates
+/// does not delay the server's first answer).
 pub fn tool(
     name: &str,
     description: &str,
     url: String,
-    client: reqwest::Client,
+    client: SharedClient,
     max_output: usize,
     per_host: usize,
 ) -> Tool {
@@ -58,23 +69,29 @@ pub fn tool(
         .ok()
         .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)))
         .unwrap_or_else(|| url.clone());
-    let slots = host_slots(&host, per_host);
-    let tool_name = name.to_string();
+    let target = Arc::new(Target {
+        name: name.to_string(),
+        slots: host_slots(&host, per_host),
+        url,
+        client,
+    });
     Tool::new(name, description, move |args: Value, ctx: ToolContext| {
-        let (client, url, slots, tool_name) = (
-            client.clone(),
-            url.clone(),
-            slots.clone(),
-            tool_name.clone(),
-        );
+        let target = Arc::clone(&target);
         async move {
-            let _slot = slots.acquire_owned().await.expect("never closed");
+            let Target {
+                name: tool_name,
+                url,
+                client,
+                slots,
+            } = &*target;
+            let _slot = slots.acquire().await.expect("never closed");
             let fail = |what: String| {
-                tracing::warn!(tool = %tool_name, url = %shown_url(&url), error = %what, "http tool failed");
+                tracing::warn!(tool = %tool_name, url = %shown_url(url), error = %what, "http tool failed");
                 ToolFailure::unexpected("http", what)
             };
+            let client = client.get().map_err(|e| fail(e.to_string()))?;
             let mut resp = client
-                .post(&url)
+                .post(url)
                 .header("x-parlance-call-id", &*ctx.call_id)
                 .header("content-type", "application/json")
                 .body(args.to_string())
@@ -94,7 +111,7 @@ pub fn tool(
             let body = String::from_utf8_lossy(&body).into_owned();
             let said: String = body.chars().take(500).collect();
             if status.is_server_error() {
-                tracing::warn!(tool = %tool_name, url = %shown_url(&url), status = status.as_u16(), body = %crate::secrets::redact(&said), "http tool answered a server error");
+                tracing::warn!(tool = %tool_name, url = %shown_url(url), status = status.as_u16(), body = %crate::secrets::redact(&said), "http tool answered a server error");
                 return Err(ToolFailure::unexpected(
                     "http",
                     format!("HTTP {status} from the tool's server"),

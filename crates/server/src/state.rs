@@ -8,6 +8,8 @@ use std::time::Duration;
 use axum::extract::FromRef;
 use parlance_agent::Agent;
 use parlance_model::Model;
+use parlance_providers::HttpConfig;
+use parlance_providers::transport::SharedClient;
 use parlance_store::{Redactor, Store};
 
 use crate::StartError;
@@ -32,8 +34,8 @@ pub struct AppState {
     pub signer: Signer,
     /// Scrubs the configured secrets from every answer.
     pub redactor: Arc<Redactor>,
-    /// The HTTP client of `http` tools.
-    pub http: reqwest::Client,
+    /// The HTTP client of `http` tools: the process's shared one.
+    pub http: SharedClient,
     /// The `[[mcp]]` servers, shared by the agents that name them.
     pub mcp: build::McpServers,
 }
@@ -85,8 +87,9 @@ impl AppState {
         let redactor = Arc::new(Redactor::new(crate::secrets::collect(&config, &secret)));
         crate::secrets::install(Arc::clone(&redactor));
         let store = store.with_redactor((*redactor).clone());
-        parlance_providers::transport::install_crypto();
-        let http = reqwest::Client::new();
+        // Built in the background: reading the system's certificates
+        // would otherwise delay the first answer by milliseconds.
+        let http = SharedClient::new(&HttpConfig::default());
         let mut local_models = HashMap::new();
         for a in config.agents.values() {
             if build::is_local(&a.model) && !local_models.contains_key(&a.model) {

@@ -15,25 +15,20 @@ use std::time::Duration;
 
 use parlance_model::ModelError;
 
-use super::{install_crypto, network_error};
+use super::{HttpConfig, install_crypto, network_error};
 
 type Built = Arc<OnceLock<Result<reqwest::Client, ModelError>>>;
 
-/// Where a transport's requests go out.
+/// The process's HTTP client for one pair of connect and idle timeouts:
+/// one connection pool and TLS set-up, shared by every model (and the
+/// server's HTTP tools) with those timeouts. Cheap to clone. Its build
+/// starts on a thread of its own when the first handle is made;
+/// [`SharedClient::get`] waits for it if it is not done.
 #[derive(Clone, Debug)]
-pub(super) enum Clients {
-    /// The process's client for these timeouts, built once, in the
-    /// background.
-    Shared {
-        built: Built,
-        connect: Duration,
-        idle: Duration,
-    },
-    /// The application's own clients, taken in turn.
-    Own {
-        list: Arc<[reqwest::Client]>,
-        next: Arc<AtomicUsize>,
-    },
+pub struct SharedClient {
+    built: Built,
+    connect: Duration,
+    idle: Duration,
 }
 
 fn build(connect: Duration, idle: Duration) -> Result<reqwest::Client, ModelError> {
@@ -45,11 +40,12 @@ fn build(connect: Duration, idle: Duration) -> Result<reqwest::Client, ModelErro
         .map_err(|e| network_error(&e))
 }
 
-impl Clients {
-    /// The process's client for these timeouts (reqwest clients are cheap
-    /// to clone: one pool behind an `Arc`), its build started on a thread
-    /// of its own the first time it is asked for.
-    pub(super) fn shared(connect: Duration, idle: Duration) -> Clients {
+impl SharedClient {
+    /// The process's client for these timeouts (`connect_timeout`,
+    /// `idle_timeout` as the read timeout), its build started in the
+    /// background the first time it is asked for.
+    pub fn new(config: &HttpConfig) -> SharedClient {
+        let (connect, idle) = (config.connect_timeout, config.idle_timeout);
         type Registry = Vec<((Duration, Duration), Built)>;
         static SHARED: Mutex<Registry> = Mutex::new(Vec::new());
         let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
@@ -66,13 +62,37 @@ impl Clients {
                 built
             }
         };
-        Clients::Shared {
+        SharedClient {
             built,
             connect,
             idle,
         }
     }
 
+    /// The client, once built: this waits for the background build if it
+    /// is still going (once per process, milliseconds), or says why it
+    /// could not be built (no usable root certificates).
+    pub fn get(&self) -> Result<&reqwest::Client, ModelError> {
+        self.built
+            .get_or_init(|| build(self.connect, self.idle))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Where a transport's requests go out.
+#[derive(Clone, Debug)]
+pub(super) enum Clients {
+    /// The process's client for these timeouts.
+    Shared(SharedClient),
+    /// The application's own clients, taken in turn.
+    Own {
+        list: Arc<[reqwest::Client]>,
+        next: Arc<AtomicUsize>,
+    },
+}
+
+impl Clients {
     /// These clients, taken in turn; `None` when there are none.
     pub(super) fn own(list: impl IntoIterator<Item = reqwest::Client>) -> Option<Clients> {
         let list: Arc<[reqwest::Client]> = list.into_iter().collect();
@@ -82,19 +102,10 @@ impl Clients {
         })
     }
 
-    /// The client for the next request. The shared one may still be being
-    /// built: this waits for it (once per process, milliseconds), or
-    /// reports why it could not be built (no usable root certificates).
+    /// The client for the next request (see [`SharedClient::get`]).
     pub(super) fn next(&self) -> Result<&reqwest::Client, ModelError> {
         match self {
-            Clients::Shared {
-                built,
-                connect,
-                idle,
-            } => built
-                .get_or_init(|| build(*connect, *idle))
-                .as_ref()
-                .map_err(Clone::clone),
+            Clients::Shared(shared) => shared.get(),
             Clients::Own { list, next } => {
                 let i = if list.len() == 1 {
                     0

@@ -19,6 +19,7 @@ use futures::stream::BoxStream;
 use parlance_model::{EventStream, ModelError, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
+pub use clients::SharedClient;
 pub use ndjson::parse_ndjson;
 pub use retry::{RetryPolicy, retry_after_from_headers};
 pub use secret::Secret;
@@ -179,12 +180,12 @@ impl Transport {
     /// set up, a connection pool) is shared with every other transport of
     /// the process that has the same connect and idle timeouts: building
     /// one costs milliseconds, so models made one after another reuse it,
-    /// and the first builds it in the background (see `clients.rs`): a
+    /// and the first builds it in the background (see [`SharedClient`]): a
     /// client that cannot be built (no usable root certificates) fails
     /// the first request, with the reason.
     pub fn new(config: HttpConfig) -> Result<Self, ModelError> {
         Ok(Transport {
-            clients: clients::Clients::shared(config.connect_timeout, config.idle_timeout),
+            clients: clients::Clients::Shared(SharedClient::new(&config)),
             config: Arc::new(config),
         })
     }
