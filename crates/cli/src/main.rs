@@ -16,6 +16,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc instead of glibc's malloc: a run allocates many small, short-
+/// lived values (JSON, headers, messages) across threads, and glibc's
+/// malloc and free were a fifth of `parlance serve`'s CPU per run
+/// (docs/performance.md, "The server on its own").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "parlance",
