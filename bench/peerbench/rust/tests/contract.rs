@@ -219,3 +219,41 @@ fn the_mock_answers_the_tool_over_http_and_counts_it() {
     assert!(bad.contains("order_id"), "{bad}");
     assert_eq!(mock.get("/_stats")["tool_calls"], 2);
 }
+
+#[test]
+fn one_http2_connection_carries_the_mocks_stream_limit_and_more_connections_carry_more() {
+    // Each answer waits 100 ms, so 16 runs started at once overlap.
+    let mock = MockProcess::start(&["--latency-ms", "100", "--max-concurrent-streams", "4"]);
+    let conc = |connections: &str| {
+        let r = peer(
+            &mock,
+            &[
+                "--mode",
+                "conc",
+                "--runs",
+                "16",
+                "--concurrency",
+                "16",
+                "--warmup",
+                "1",
+                "--http2",
+                "--http2-connections",
+                connections,
+            ],
+        );
+        assert_eq!(r["ok_runs"], 16, "{r}");
+        let stats = mock.get("/_stats");
+        mock.http("POST", "/_reset", "");
+        stats["max_in_flight"].as_u64().expect("max_in_flight")
+    };
+    let one = conc("1");
+    assert!(
+        (2..=4).contains(&one),
+        "one connection, at most 4 streams: {one} in flight"
+    );
+    let three = conc("3");
+    assert!(
+        (5..=12).contains(&three),
+        "three connections of 4 streams: {three} in flight"
+    );
+}

@@ -154,21 +154,29 @@ async fn timed(agent: Arc<Agent>, args: &Args) -> Result<Value, String> {
             ok_runs += usize::from(bench::answer_ok(&text));
         }
     } else {
-        let slots = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1)));
-        let mut tasks = Vec::with_capacity(args.runs);
-        for _ in 0..args.runs {
-            let (agent, slots, stream) = (agent.clone(), slots.clone(), args.stream);
-            tasks.push(tokio::spawn(async move {
-                let _slot = slots.acquire_owned().await.map_err(|e| e.to_string())?;
-                let t = Instant::now();
-                let text = run_once(&agent, stream).await?;
-                Ok::<_, String>((ms(t.elapsed()), bench::answer_ok(&text)))
+        // `concurrency` workers, each starting its next run as soon as the
+        // last ends: at most that many runs in flight and nothing else
+        // held for the runs still to come (a task per run, spawned up
+        // front, would count as memory per run in flight).
+        let next = Arc::new(AtomicUsize::new(0));
+        let mut workers = Vec::with_capacity(args.concurrency.max(1));
+        for _ in 0..args.concurrency.max(1) {
+            let (agent, next, stream, runs) = (agent.clone(), next.clone(), args.stream, args.runs);
+            workers.push(tokio::spawn(async move {
+                let mut done = Vec::new();
+                while next.fetch_add(1, Ordering::Relaxed) < runs {
+                    let t = Instant::now();
+                    let text = run_once(&agent, stream).await?;
+                    done.push((ms(t.elapsed()), bench::answer_ok(&text)));
+                }
+                Ok::<_, String>(done)
             }));
         }
-        for task in tasks {
-            let (latency, ok) = task.await.map_err(|e| e.to_string())??;
-            latencies.push(latency);
-            ok_runs += usize::from(ok);
+        for worker in workers {
+            for (latency, ok) in worker.await.map_err(|e| e.to_string())?? {
+                latencies.push(latency);
+                ok_runs += usize::from(ok);
+            }
         }
     }
     let wall = wall0.elapsed().as_secs_f64();

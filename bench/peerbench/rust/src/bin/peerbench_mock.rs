@@ -12,6 +12,9 @@
 //! it over HTTP (`parlance serve` with an HTTP tool): `{"order_id"}` in,
 //! the order out. `GET /_stats` (counters), `POST /_reset`, `GET /health`. Paths may carry
 //! peerbench's tag prefix (`/p/<tag>/v1/...`, `/p/<tag>/s/badargs/v1/...`).
+//! HTTP/1.1 or HTTP/2 with prior knowledge (h2c) on the same port; one
+//! HTTP/2 connection carries at most `--max-concurrent-streams` requests at
+//! once, as a provider's front end would allow.
 //! Prints `peerbench-mock listening on http://HOST:PORT` on stdout once ready.
 
 use std::sync::Arc;
@@ -22,6 +25,9 @@ use axum::body::{Body, Bytes};
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::Response;
 use clap::Parser;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
@@ -38,6 +44,13 @@ struct Args {
     /// Tool calls asked for in the first turn.
     #[arg(long, default_value_t = 3)]
     n_tools: usize,
+    /// Requests one HTTP/2 connection may carry at once (the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS); 0 for no limit. Real front ends
+    /// advertise 100 to a few hundred (nginx 128, hyper 200, Cloudflare
+    /// 256): a client with many requests in flight needs several
+    /// connections, as it would with a provider. 256 by default.
+    #[arg(long, default_value_t = 256)]
+    max_concurrent_streams: u32,
 }
 
 #[derive(Default)]
@@ -401,17 +414,43 @@ async fn serve(args: Args) -> std::io::Result<()> {
     let app = axum::Router::new().fallback(move |method: Method, uri: Uri, raw: Bytes| {
         handle(mock.clone(), method, uri, raw)
     });
+    // hyper's server as axum::serve drives it (HTTP/1.1, or HTTP/2 with
+    // prior knowledge), with the stream limit set: axum::serve keeps
+    // hyper's default of 200.
+    let mut http = auto::Builder::new(TokioExecutor::new());
+    let streams = args.max_concurrent_streams;
+    http.http2()
+        .max_concurrent_streams((streams > 0).then_some(streams));
+    let http = Arc::new(http);
     println!(
         "peerbench-mock listening on http://{}",
         listener.local_addr()?
     );
     use std::io::Write as _;
     std::io::stdout().flush()?;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = &mut stop => return Ok(()),
+        };
+        let stream = match stream {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of file descriptors, most likely: wait for some to close.
+                eprintln!("peerbench-mock: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (http, service) = (http.clone(), TowerToHyperService::new(app.clone()));
+        tokio::spawn(async move {
+            // A connection that fails (the client went away) ends alone.
+            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
 }
 
 fn main() -> std::process::ExitCode {
