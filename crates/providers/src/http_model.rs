@@ -61,9 +61,13 @@ impl HttpModel {
         for w in &encoded.warnings {
             tracing::debug!(provider = self.format.provider, "{w}");
         }
-        let body = serde_json::to_vec(&encoded.body).map_err(|e| ModelError::Unsupported {
+        let mut body = serde_json::to_vec(&encoded.body).map_err(|e| ModelError::Unsupported {
             message: format!("the request could not be written as JSON: {e}"),
         })?;
+        // Kept until the answer is in (a retry sends it again), by every
+        // run waiting for its model: without the growth's spare capacity
+        // (a third of it on average).
+        body.shrink_to_fit();
         let mut http = HttpRequest::new(self.url(stream).to_string(), body);
         http.headers = self.headers.clone();
         if let Some(signer) = &self.signer {

@@ -84,9 +84,10 @@ impl Agent {
                 slots[*i] = Some(self.result_block(report, &mut stop));
             }
             let content = slots.into_iter().flatten().collect();
-            if let Some(end) = self
-                .end_tool_turn(state, content, Place::Append, stop, hooks)
-                .await
+            // Boxed: ending a turn holds more than waiting for the model
+            // does, and the loop's future is as large as its largest wait.
+            if let Some(end) =
+                Box::pin(self.end_tool_turn(state, content, Place::Append, stop, hooks)).await
             {
                 return end;
             }
