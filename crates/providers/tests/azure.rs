@@ -7,43 +7,20 @@
 
 mod common;
 
-use std::time::Duration;
-
+use common::http::{collect, env, quick_retries};
 use common::{OPENAI_CHAT, RESPONSES, fixture, json_file, read};
-use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
-use parlance_providers::{BuildError, HttpConfig, HttpModel, ModelBuilder, Provider, RetryPolicy};
+use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider};
 use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::json;
 
 const KEY: &str = "azure-key-SECRET-0123";
 const TOKEN: &str = "eyJ0eXAiOiJKV1Q.entra.SECRET";
 
-fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let vars: Vec<(String, String)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-}
-
-fn config() -> HttpConfig {
-    HttpConfig {
-        retry: RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-            max_retry_after: Duration::from_secs(5),
-        },
-        idle_timeout: Duration::from_secs(5),
-        ..HttpConfig::default()
-    }
-}
-
 fn build(spec: &str, vars: &[(&str, &str)]) -> Result<HttpModel, BuildError> {
     ModelBuilder::from_spec(spec)?
-        .http_config(config())
+        .http_config(quick_retries())
         .build_with_env(env(vars))
 }
 
@@ -84,8 +61,7 @@ async fn v1_api_sends_the_key_in_api_key_and_the_deployment_as_model() {
     assert_eq!(got[0].header("api-key"), Some(KEY));
     assert_eq!(got[0].header("authorization"), None);
     assert_eq!(got[0].body["model"], "my-gpt4o");
-    let errors = OPENAI_CHAT.spec_errors(&got[0].body);
-    assert!(errors.is_empty(), "{errors:?}");
+    OPENAI_CHAT.assert_valid(&got[0].body);
     assert!(!format!("{m:?}").contains(KEY), "the key never shows");
 }
 
@@ -161,8 +137,7 @@ async fn responses_go_to_the_v1_api_or_the_versioned_responses_url() {
     for r in &got {
         assert_eq!(r.body["model"], "my-gpt5");
         assert_eq!(r.header("api-key"), Some(KEY));
-        let errors = RESPONSES.spec_errors(&r.body);
-        assert!(errors.is_empty(), "{errors:?}");
+        RESPONSES.assert_valid(&r.body);
     }
 }
 
@@ -206,26 +181,8 @@ async fn the_stream_skips_the_prompt_filter_chunk_and_choices_without_delta() {
         cut: false,
     }])
     .await;
-    let m = build(
-        "azure:my-gpt4o",
-        &[
-            ("AZURE_OPENAI_ENDPOINT", &server.url),
-            ("AZURE_OPENAI_API_KEY", KEY),
-        ],
-    )
-    .unwrap();
-    let req = request();
-    let mut stream = m.stream(&req).await.unwrap();
-    let mut text = String::new();
-    let mut done = None;
-    while let Some(e) = stream.next().await {
-        match e.unwrap() {
-            StreamEvent::TextDelta { text: t, .. } => text.push_str(&t),
-            StreamEvent::Done(msg) => done = Some(msg),
-            _ => {}
-        }
-    }
-    let msg = done.expect("a final message");
+    let (text, msg) = stream_text(&server).await;
+    let msg = msg.expect("a final message");
     assert_eq!(text, "Hello there!");
     assert_eq!(msg.text(), "Hello there!");
     // The empty id and model of the filter chunks are not the answer's.
@@ -259,26 +216,15 @@ async fn stream_text(server: &ReplayServer) -> (String, Result<Message, ModelErr
         ],
     )
     .unwrap();
-    let req = request();
-    let mut stream = match m.stream(&req).await {
-        Ok(s) => s,
-        Err(e) => return (String::new(), Err(e)),
-    };
-    let mut text = String::new();
-    while let Some(e) = stream.next().await {
-        match e {
-            Ok(StreamEvent::TextDelta { text: t, .. }) => text.push_str(&t),
-            Ok(StreamEvent::Done(msg)) => return (text, Ok(msg)),
-            Ok(_) => {}
-            Err(e) => return (text, Err(e)),
-        }
-    }
-    (
-        text,
-        Err(ModelError::Network {
-            message: "ended without a final message".into(),
-        }),
-    )
+    let (events, outcome) = collect(&m, &request()).await;
+    let text = events
+        .into_iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    (text, outcome)
 }
 
 #[tokio::test]

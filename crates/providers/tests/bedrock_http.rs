@@ -12,42 +12,18 @@ use std::time::{Duration, SystemTime};
 
 use aws_smithy_eventstream::frame::write_message_to;
 use aws_smithy_types::event_stream::{Header, HeaderValue, Message as EsMessage};
+use common::http::{collect, env, quick_retries};
 use common::{fixture, json_file, read, testdata};
-use futures::StreamExt;
 use parlance_format::{Block, FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::bedrock::auth::{AwsCredentials, AwsSigner, sign_request};
 use parlance_providers::transport::HttpRequest;
 use parlance_providers::transport::aws_eventstream::parse_event_stream;
-use parlance_providers::{
-    BuildError, HttpConfig, HttpModel, ModelBuilder, Provider, RetryPolicy, Secret,
-};
+use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider, Secret};
 use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::{Value, json};
 
 const MODEL: &str = "anthropic.claude-sonnet-4-5-20250929-v1:0";
-
-fn config() -> HttpConfig {
-    HttpConfig {
-        retry: RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-            max_retry_after: Duration::from_secs(5),
-        },
-        idle_timeout: Duration::from_secs(5),
-        ..HttpConfig::default()
-    }
-}
-
-/// An environment of our own (the process's is never read).
-fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-    let pairs: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |var: &str| pairs.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone())
-}
 
 const KEYS: &[(&str, &str)] = &[
     ("AWS_ACCESS_KEY_ID", "AKIDTEST"),
@@ -61,8 +37,8 @@ fn bedrock(server: &ReplayServer) -> HttpModel {
     Provider::BEDROCK
         .model(MODEL)
         .base_url(server.url.clone())
-        .http_config(config())
-        .build_with_env(env_of(KEYS))
+        .http_config(quick_retries())
+        .build_with_env(env(KEYS))
         .unwrap()
 }
 
@@ -156,13 +132,13 @@ async fn a_bedrock_api_key_is_a_bearer_token_and_nothing_is_signed() {
         "lingua__toolCallRequest__bedrock__response.json",
     ));
     let server = ReplayServer::start(vec![Reply::json(200, &body)]).await;
-    let mut env = KEYS.to_vec();
-    env.push(("AWS_BEARER_TOKEN_BEDROCK", "ABSKbedrockapikey"));
+    let mut vars = KEYS.to_vec();
+    vars.push(("AWS_BEARER_TOKEN_BEDROCK", "ABSKbedrockapikey"));
     let model = Provider::BEDROCK
         .model(MODEL)
         .base_url(server.url.clone())
-        .http_config(config())
-        .build_with_env(env_of(&env))
+        .http_config(quick_retries())
+        .build_with_env(env(&vars))
         .unwrap();
     model.generate(&request()).await.unwrap();
     let got = &server.received()[0];
@@ -219,30 +195,6 @@ fn recorded_stream() -> Vec<u8> {
 /// `bytes` in chunks of `n` (frames split across chunks).
 fn chunks(bytes: &[u8], n: usize) -> Vec<Vec<u8>> {
     bytes.chunks(n).map(<[u8]>::to_vec).collect()
-}
-
-async fn collect(
-    model: &HttpModel,
-    req: &ModelRequest,
-) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
-    let mut events = Vec::new();
-    let mut stream = match model.stream(req).await {
-        Ok(s) => s,
-        Err(e) => return (events, Err(e)),
-    };
-    while let Some(e) = stream.next().await {
-        match e {
-            Ok(StreamEvent::Done(m)) => return (events, Ok(m)),
-            Ok(e) => events.push(e),
-            Err(e) => return (events, Err(e)),
-        }
-    }
-    (
-        events,
-        Err(ModelError::Network {
-            message: "no final message".into(),
-        }),
-    )
 }
 
 #[tokio::test]
@@ -499,10 +451,10 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
             dir.join("config").to_string_lossy().to_string(),
         ),
     ];
-    let env = |extra: &[(&str, &str)]| {
+    let with_files = |extra: &[(&str, &str)]| {
         let mut v: Vec<(&str, &str)> = files.iter().map(|(k, v)| (*k, v.as_str())).collect();
         v.extend_from_slice(extra);
-        env_of(&v)
+        env(&v)
     };
     let ok = json_file(&fixture(
         "bedrock-converse",
@@ -512,7 +464,7 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
     let model = Provider::BEDROCK
         .model(MODEL)
         .base_url(server.url.clone())
-        .build_with_env(env(&[("AWS_PROFILE", "work")]))
+        .build_with_env(with_files(&[("AWS_PROFILE", "work")]))
         .unwrap();
     model.generate(&request()).await.unwrap();
     check_signed(&server.received()[0], &server.url, "AKIDTEST", "ap-south-1");
@@ -520,7 +472,7 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
     // The public endpoint is the region's.
     let model = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env(&[]))
+        .build_with_env(with_files(&[]))
         .unwrap();
     assert_eq!(
         model.url(true),
@@ -528,7 +480,7 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
     );
     let model = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env(&[("AWS_REGION", "eu-central-1")]))
+        .build_with_env(with_files(&[("AWS_REGION", "eu-central-1")]))
         .unwrap();
     assert!(
         model
@@ -539,7 +491,7 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
     // A profile whose keys come another way is named, not skipped.
     let e = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env(&[("AWS_PROFILE", "sso")]))
+        .build_with_env(with_files(&[("AWS_PROFILE", "sso")]))
         .unwrap_err();
     assert!(
         matches!(&e, BuildError::Aws { message } if message.contains("sso_session") && message.contains("\"sso\"")),
@@ -551,7 +503,7 @@ async fn credentials_and_region_come_from_the_shared_profile_files() {
 fn missing_credentials_or_region_are_named_before_any_request() {
     let e = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env_of(&[
+        .build_with_env(env(&[
             ("AWS_REGION", "us-east-1"),
             ("HOME", "/nonexistent-home"),
         ]))
@@ -565,7 +517,7 @@ fn missing_credentials_or_region_are_named_before_any_request() {
     );
     let e = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env_of(&[
+        .build_with_env(env(&[
             ("AWS_BEARER_TOKEN_BEDROCK", "k"),
             ("HOME", "/nonexistent-home"),
         ]))
@@ -576,7 +528,7 @@ fn missing_credentials_or_region_are_named_before_any_request() {
     );
     let e = ModelBuilder::from_spec(&format!("bedrock:{MODEL}"))
         .unwrap()
-        .build_with_env(env_of(&[
+        .build_with_env(env(&[
             ("AWS_ACCESS_KEY_ID", "AKID"),
             ("AWS_REGION", "us-east-1"),
             ("HOME", "/nonexistent-home"),

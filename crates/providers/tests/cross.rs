@@ -31,11 +31,6 @@ fn conversation(api: &Api, dir: &str, name: &str) -> ModelRequest {
     req
 }
 
-fn assert_valid(api: &Api, body: &Value) {
-    let errors = api.spec_errors(body);
-    assert!(errors.is_empty(), "{}: {errors:#?}\n{body:#}", api.dir);
-}
-
 #[test]
 fn anthropic_thinking_and_tool_calls_sent_to_openai_chat() {
     let req = conversation(
@@ -49,7 +44,7 @@ fn anthropic_thinking_and_tool_calls_sent_to_openai_chat() {
             .any(|b| matches!(b, Block::Thinking(t) if t.signature.is_some()))
     }));
     let enc = (OPENAI_CHAT.encode_request)(&req, "gpt-4o", false).unwrap();
-    assert_valid(&OPENAI_CHAT, &enc.body);
+    OPENAI_CHAT.assert_valid(&enc.body);
     let body = enc.body.to_string();
     assert!(
         !body.contains("signature") && !body.contains("EqEECkYICxgC"),
@@ -93,7 +88,7 @@ fn openai_tool_calls_sent_to_anthropic() {
         .unwrap()
         .request;
     let enc = (ANTHROPIC.encode_request)(&req, "claude-sonnet-4-5", false).unwrap();
-    assert_valid(&ANTHROPIC, &enc.body);
+    ANTHROPIC.assert_valid(&enc.body);
     let msgs = enc.body["messages"].as_array().unwrap();
     // Roles alternate, and each tool_use is answered first thing in the next user turn.
     for pair in msgs.windows(2) {
@@ -200,7 +195,7 @@ fn mixed() -> ModelRequest {
 #[test]
 fn foreign_data_and_awkward_ids_to_anthropic() {
     let enc = (ANTHROPIC.encode_request)(&mixed(), "claude", false).unwrap();
-    assert_valid(&ANTHROPIC, &enc.body);
+    ANTHROPIC.assert_valid(&enc.body);
     let text = enc.body.to_string();
     assert!(
         !text.contains("CiQB0e2Kb2gemini") && !text.contains("Cp8CAdHt"),
@@ -253,7 +248,7 @@ fn foreign_data_and_awkward_ids_to_anthropic() {
 #[test]
 fn foreign_data_and_awkward_ids_to_openai_chat() {
     let enc = (OPENAI_CHAT.encode_request)(&mixed(), "gpt-4o", false).unwrap();
-    assert_valid(&OPENAI_CHAT, &enc.body);
+    OPENAI_CHAT.assert_valid(&enc.body);
     let text = enc.body.to_string();
     assert!(
         !text.contains("CiQB0e2Kb2gemini")

@@ -6,36 +6,23 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::http::{collect, quick_retries};
 use common::{ANTHROPIC, OPENAI_CHAT, json_file, yaml_file};
-use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::parse_sse;
-use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_providers::{HttpModel, Provider};
 use parlance_testkit::replay::{ReplayServer, Reply, sse_frames};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
-
-fn config() -> HttpConfig {
-    HttpConfig {
-        retry: RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-            max_retry_after: Duration::from_secs(5),
-        },
-        idle_timeout: Duration::from_secs(5),
-        ..HttpConfig::default()
-    }
-}
 
 fn build(provider: Provider, model: &str, base_url: String) -> HttpModel {
     provider
         .model(model)
         .base_url(base_url)
         .api_key(KEY)
-        .http_config(config())
+        .http_config(quick_retries())
         .build()
         .unwrap()
 }
@@ -67,30 +54,6 @@ fn request() -> ModelRequest {
     }
 }
 
-async fn collect(
-    model: &dyn Model,
-    req: &ModelRequest,
-) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
-    let mut events = Vec::new();
-    let mut stream = match model.stream(req).await {
-        Ok(s) => s,
-        Err(e) => return (events, Err(e)),
-    };
-    while let Some(e) = stream.next().await {
-        match e {
-            Ok(StreamEvent::Done(m)) => return (events, Ok(m)),
-            Ok(ev) => events.push(ev),
-            Err(e) => return (events, Err(e)),
-        }
-    }
-    (
-        events,
-        Err(ModelError::Network {
-            message: "no Done".into(),
-        }),
-    )
-}
-
 #[tokio::test]
 async fn openai_generate_sends_a_valid_request_and_decodes_the_answer() {
     let recorded = json_file(&fixture(
@@ -107,11 +70,7 @@ async fn openai_generate_sends_a_valid_request_and_decodes_the_answer() {
         got[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
-    assert!(
-        OPENAI_CHAT.spec_errors(&got[0].body).is_empty(),
-        "{:?}",
-        OPENAI_CHAT.spec_errors(&got[0].body)
-    );
+    OPENAI_CHAT.assert_valid(&got[0].body);
     assert_eq!(
         got[0].body["messages"][0],
         json!({"role": "system", "content": "Be brief."})
@@ -142,7 +101,7 @@ async fn several_http_clients_are_taken_in_turn() {
         .model("gpt-test")
         .base_url(format!("{}/v1", server.url))
         .api_key(KEY)
-        .http_config(config())
+        .http_config(quick_retries())
         .http_clients([client("a"), client("b"), client("c")])
         .build()
         .unwrap();
@@ -182,11 +141,7 @@ async fn anthropic_generate_sends_headers_and_a_valid_request() {
     assert_eq!(got.header("x-api-key"), Some(KEY));
     assert_eq!(got.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(got.body["system"], json!("Be brief."));
-    assert!(
-        ANTHROPIC.spec_errors(&got.body).is_empty(),
-        "{:?}",
-        ANTHROPIC.spec_errors(&got.body)
-    );
+    ANTHROPIC.assert_valid(&got.body);
 }
 
 #[tokio::test]
@@ -510,11 +465,7 @@ async fn responses_requests_are_stateless_and_valid() {
     assert_eq!(got.body["store"], json!(false));
     assert_eq!(got.body["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(got.body["instructions"], json!("Be brief."));
-    assert!(
-        common::RESPONSES.spec_errors(&got.body).is_empty(),
-        "{:?}",
-        common::RESPONSES.spec_errors(&got.body)
-    );
+    common::RESPONSES.assert_valid(&got.body);
 }
 
 #[tokio::test]
@@ -583,11 +534,7 @@ async fn gemini_retry_info_is_honoured_and_long_waits_go_to_the_caller() {
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].path, "/v1beta/models/gemini-3-flash:generateContent");
     assert_eq!(got[0].header("x-goog-api-key"), Some(KEY));
-    assert!(
-        common::GEMINI.spec_errors(&got[0].body).is_empty(),
-        "{:?}",
-        common::GEMINI.spec_errors(&got[0].body)
-    );
+    common::GEMINI.assert_valid(&got[0].body);
 
     // The recorded 34.4 s wait is longer than this client accepts (5 s).
     let recorded = json_file(&fixture("gemini", "vercel__google-429-retry-info.json"));

@@ -4,13 +4,11 @@
 
 mod common;
 
-use std::time::Duration;
-
+use common::http::{collect, quick_retries};
 use common::{MISTRAL, chunk_lines, fixture, json_file, read};
-use futures::StreamExt;
 use parlance_format::{FinishReason, Message, ToolCall, ToolResult, ToolStatus};
-use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
-use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_model::{Model, ModelError, ModelRequest};
+use parlance_providers::{HttpModel, Provider};
 use parlance_testkit::replay::{ReplayServer, Reply, sse_frames};
 use serde_json::json;
 
@@ -21,16 +19,7 @@ fn model(server: &ReplayServer) -> HttpModel {
         .model("mistral-small-latest")
         .base_url(format!("{}/v1", server.url))
         .api_key(KEY)
-        .http_config(HttpConfig {
-            retry: RetryPolicy {
-                max_retries: 2,
-                initial_backoff: Duration::from_millis(5),
-                max_backoff: Duration::from_millis(20),
-                max_retry_after: Duration::from_secs(5),
-            },
-            idle_timeout: Duration::from_secs(5),
-            ..HttpConfig::default()
-        })
+        .http_config(quick_retries())
         .build()
         .unwrap()
 }
@@ -76,25 +65,6 @@ fn stream_chunks() -> Vec<String> {
     sse_frames(&frames)
 }
 
-async fn collect(m: &HttpModel) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
-    let req = request();
-    let mut s = m.stream(&req).await.unwrap();
-    let mut events = Vec::new();
-    while let Some(e) = s.next().await {
-        match e {
-            Ok(StreamEvent::Done(m)) => return (events, Ok(m)),
-            Ok(e) => events.push(e),
-            Err(e) => return (events, Err(e)),
-        }
-    }
-    (
-        events,
-        Err(ModelError::Network {
-            message: "no Done".into(),
-        }),
-    )
-}
-
 #[tokio::test]
 async fn generate_sends_a_valid_mistral_request_and_decodes_the_answer() {
     let recorded = json_file(&fixture("mistral", "vercel__mistral-tool-call.json"));
@@ -108,8 +78,7 @@ async fn generate_sends_a_valid_mistral_request_and_decodes_the_answer() {
         got[0].header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
     );
-    let errors = MISTRAL.spec_errors(&got[0].body);
-    assert!(errors.is_empty(), "{errors:#?}");
+    MISTRAL.assert_valid(&got[0].body);
     let body = &got[0].body;
     let id = body["messages"][2]["tool_calls"][0]["id"].as_str().unwrap();
     assert_eq!(id.len(), 9);
@@ -123,14 +92,14 @@ async fn a_stream_decodes_like_the_recording() {
         cut: false,
     }])
     .await;
-    let (events, m) = collect(&model(&server)).await;
+    let (events, m) = collect(&model(&server), &request()).await;
     let m = m.unwrap();
     assert!(!events.is_empty());
     assert_eq!(m.finish_reason, Some(FinishReason::ToolCalls));
     assert_eq!(m.tool_calls().next().unwrap().id, "gSIMJiOkT");
     let sent = &server.received()[0].body;
     assert_eq!(sent["stream"], true);
-    assert!(MISTRAL.spec_errors(sent).is_empty());
+    MISTRAL.assert_valid(sent);
 }
 
 #[tokio::test]
@@ -147,7 +116,7 @@ async fn a_stream_failing_mid_way_is_an_error_after_output_and_retried_before() 
         cut: true,
     }])
     .await;
-    let (events, m) = collect(&model(&server)).await;
+    let (events, m) = collect(&model(&server), &request()).await;
     assert!(!events.is_empty());
     assert!(matches!(m, Err(ModelError::Network { .. })), "{m:?}");
     assert_eq!(server.received().len(), 1);
@@ -164,7 +133,7 @@ async fn a_stream_failing_mid_way_is_an_error_after_output_and_retried_before() 
         },
     ])
     .await;
-    let (_, m) = collect(&model(&server)).await;
+    let (_, m) = collect(&model(&server), &request()).await;
     assert!(m.is_ok(), "{m:?}");
     assert_eq!(server.received().len(), 2);
 }
@@ -207,6 +176,6 @@ async fn a_bad_key_is_an_authentication_error_not_retried_and_never_echoed() {
     // Streamed too.
     let server =
         ReplayServer::start(vec![Reply::json(401, &json!({"detail": "Unauthorized"}))]).await;
-    let (_, m) = collect(&model(&server)).await;
+    let (_, m) = collect(&model(&server), &request()).await;
     assert!(matches!(m, Err(ModelError::Authentication { .. })), "{m:?}");
 }

@@ -5,28 +5,13 @@
 
 mod common;
 
-use std::time::Duration;
-
+use common::http::{collect, quick_retries};
 use common::{OLLAMA, fixture, json_file, read};
-use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
-use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
-use parlance_providers::{HttpConfig, HttpModel, Provider, RetryPolicy};
+use parlance_model::{Model, ModelError, ModelRequest};
+use parlance_providers::{HttpModel, Provider};
 use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::json;
-
-fn config() -> HttpConfig {
-    HttpConfig {
-        retry: RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-            max_retry_after: Duration::from_secs(5),
-        },
-        idle_timeout: Duration::from_secs(5),
-        ..HttpConfig::default()
-    }
-}
 
 /// Built from the environment as a user would: `OLLAMA_HOST` as
 /// `host:port`, a key only when one is given.
@@ -35,7 +20,7 @@ fn model(server: &ReplayServer, key: Option<&str>) -> HttpModel {
     let key = key.map(str::to_string);
     Provider::OLLAMA
         .model("llama3.2")
-        .http_config(config())
+        .http_config(quick_retries())
         .build_with_env(move |var| match var {
             "OLLAMA_HOST" => Some(host.clone()),
             "OLLAMA_API_KEY" => key.clone(),
@@ -66,25 +51,6 @@ fn stream_lines() -> Vec<String> {
     .collect()
 }
 
-async fn collect(m: &HttpModel) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
-    let req = request();
-    let mut s = m.stream(&req).await.unwrap();
-    let mut events = Vec::new();
-    while let Some(e) = s.next().await {
-        match e {
-            Ok(StreamEvent::Done(m)) => return (events, Ok(m)),
-            Ok(e) => events.push(e),
-            Err(e) => return (events, Err(e)),
-        }
-    }
-    (
-        events,
-        Err(ModelError::Network {
-            message: "no Done".into(),
-        }),
-    )
-}
-
 #[tokio::test]
 async fn generate_with_no_key_sends_a_valid_request_to_api_chat() {
     let recorded = json_file(&fixture(
@@ -104,8 +70,7 @@ async fn generate_with_no_key_sends_a_valid_request_to_api_chat() {
         "a local server takes no key"
     );
     assert_eq!(got[0].body["stream"], false);
-    let errors = OLLAMA.spec_errors(&got[0].body);
-    assert!(errors.is_empty(), "{errors:#?}");
+    OLLAMA.assert_valid(&got[0].body);
 }
 
 #[tokio::test]
@@ -115,7 +80,7 @@ async fn an_ndjson_stream_decodes_like_the_recording_and_the_cloud_key_is_sent()
         cut: false,
     }])
     .await;
-    let (events, m) = collect(&model(&server, Some("ollama-cloud-KEY"))).await;
+    let (events, m) = collect(&model(&server, Some("ollama-cloud-KEY")), &request()).await;
     let m = m.unwrap();
     assert!(!events.is_empty());
     let (_, want) = OLLAMA
@@ -131,7 +96,7 @@ async fn an_ndjson_stream_decodes_like_the_recording_and_the_cloud_key_is_sent()
     let got = &server.received()[0];
     assert_eq!(got.body["stream"], true);
     assert_eq!(got.header("authorization"), Some("Bearer ollama-cloud-KEY"));
-    assert!(OLLAMA.spec_errors(&got.body).is_empty());
+    OLLAMA.assert_valid(&got.body);
 }
 
 #[tokio::test]
@@ -145,7 +110,7 @@ async fn a_stream_failing_mid_way_is_an_error_after_output_and_retried_before() 
         cut: false,
     }])
     .await;
-    let (events, m) = collect(&model(&server, None)).await;
+    let (events, m) = collect(&model(&server, None), &request()).await;
     assert!(!events.is_empty());
     assert!(
         matches!(&m, Err(ModelError::Server { message, .. }) if message.contains("while running the model")),
@@ -159,7 +124,7 @@ async fn a_stream_failing_mid_way_is_an_error_after_output_and_retried_before() 
         cut: true,
     }])
     .await;
-    let (_, m) = collect(&model(&server, None)).await;
+    let (_, m) = collect(&model(&server, None), &request()).await;
     assert!(matches!(m, Err(ModelError::Network { .. })), "{m:?}");
     assert_eq!(server.received().len(), 1);
 
@@ -177,7 +142,7 @@ async fn a_stream_failing_mid_way_is_an_error_after_output_and_retried_before() 
         },
     ])
     .await;
-    let (_, m) = collect(&model(&server, None)).await;
+    let (_, m) = collect(&model(&server, None), &request()).await;
     assert!(m.is_ok(), "{m:?}");
     assert_eq!(server.received().len(), 2);
 }
@@ -223,6 +188,6 @@ async fn a_bad_cloud_key_is_an_authentication_error_never_echoed() {
     assert_eq!(server.received().len(), 1);
     let server =
         ReplayServer::start(vec![Reply::json(401, &json!({"error": "unauthorized"}))]).await;
-    let (_, m) = collect(&model(&server, Some("bad-KEY-123"))).await;
+    let (_, m) = collect(&model(&server, Some("bad-KEY-123")), &request()).await;
     assert!(matches!(m, Err(ModelError::Authentication { .. })), "{m:?}");
 }

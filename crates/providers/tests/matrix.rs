@@ -305,17 +305,18 @@ fn check_pairing(target: &Api, body: &Value) {
 }
 
 /// `req` encoded by `encode`, the step every pair of both matrices takes
-/// alike: with `rules`, the body (less what `strip` takes out) must be
+/// alike: with an `api`, the body (less what `strip` takes out) must be
 /// valid against the API's official description, and its calls and
 /// results must pair by the API's rules. `what` names the pair.
 fn sent(
     what: &str,
     req: &ModelRequest,
     encode: fn(&ModelRequest, &str, bool) -> Result<Encoded, ModelError>,
-    rules: Option<(&Api, &dyn Fn(&Value) -> Value)>,
+    api: Option<&Api>,
+    strip: impl Fn(&Value) -> Value,
 ) -> Encoded {
     let enc = encode(req, "model-x", false).unwrap_or_else(|e| panic!("{what}: {e}"));
-    if let Some((api, strip)) = rules {
+    if let Some(api) = api {
         let errors = api.spec_errors(&strip(&enc.body));
         assert!(errors.is_empty(), "{what}: {errors:#?}\n{:#}", enc.body);
         check_pairing(api, &enc.body);
@@ -342,7 +343,8 @@ fn every_ordered_pair_of_adapters() {
                 &what,
                 &conversation(source),
                 target.encode_request,
-                Some((target, &|b: &Value| b.clone())),
+                Some(target),
+                Value::clone,
             );
             let text = enc.body.to_string();
             if source.dir != target.dir {
@@ -583,12 +585,12 @@ fn every_ordered_pair_of_registered_formats() {
                 "{}/{} → {}/{}",
                 source.name, source.provider, target.name, target.provider
             );
-            let strip = |b: &Value| without_host_fields(target, b);
             let enc = sent(
                 &what,
                 &conversation_with(answer_of(source)),
                 target.encode_request,
-                api_of(target).map(|api| (api, &strip as &dyn Fn(&Value) -> Value)),
+                api_of(target),
+                |b| without_host_fields(target, b),
             );
             let text = enc.body.to_string();
             // What every target must carry: the calls, their results, the

@@ -14,11 +14,6 @@ use parlance_model::{ModelError, ModelOptions, ModelRequest, ToolChoice};
 use parlance_providers::mistral::ids::{call_id, is_mistral_id};
 use serde_json::{Value, json};
 
-fn assert_valid(body: &Value) {
-    let errors = MISTRAL.spec_errors(body);
-    assert!(errors.is_empty(), "{errors:#?}\n{body:#}");
-}
-
 #[test]
 fn the_reasoning_answer_decodes_to_thinking_then_text() {
     let m = (MISTRAL.decode_response)(&json_file(&fixture(
@@ -241,7 +236,7 @@ fn foreign_conversation() -> ModelRequest {
 fn foreign_ids_map_to_nine_alphanumerics_on_call_and_result_alike() {
     let req = foreign_conversation();
     let enc = (MISTRAL.encode_request)(&req, "mistral-large-latest", false).unwrap();
-    assert_valid(&enc.body);
+    MISTRAL.assert_valid(&enc.body);
     let msgs = enc.body["messages"].as_array().unwrap();
     let calls = msgs[2]["tool_calls"].as_array().unwrap();
     assert_eq!(calls.len(), 2);
@@ -269,7 +264,7 @@ fn mistral_names_and_scoped_options() {
     let enc =
         (MISTRAL.encode_request)(&foreign_conversation(), "mistral-large-latest", true).unwrap();
     let b = &enc.body;
-    assert_valid(b);
+    MISTRAL.assert_valid(b);
     assert_eq!(b["max_tokens"], 512);
     assert_eq!(b["random_seed"], 7);
     assert_eq!(b["tool_choice"], "required");
@@ -335,7 +330,7 @@ fn own_thinking_goes_back_with_its_signature_and_a_last_assistant_message_is_a_p
         ..Default::default()
     };
     let enc = (MISTRAL.encode_request)(&req, "magistral-medium-latest", false).unwrap();
-    assert_valid(&enc.body);
+    MISTRAL.assert_valid(&enc.body);
     let msgs = enc.body["messages"].as_array().unwrap();
     assert_eq!(
         msgs[1]["content"],
@@ -382,7 +377,7 @@ fn a_mistral_request_reads_back_and_re_encodes_field_for_field() {
         "presence_penalty": 0.1,
         "response_format": {"type": "json_object"}
     });
-    assert_valid(&body);
+    MISTRAL.assert_valid(&body);
     let d = (MISTRAL.decode_request)(&body).unwrap();
     assert!(d.warnings.is_empty(), "{:?}", d.warnings);
     assert_eq!(d.request.options.seed, Some(42));
@@ -395,7 +390,7 @@ fn a_mistral_request_reads_back_and_re_encodes_field_for_field() {
     assert_eq!(thinking.signature.as_deref(), Some("SIG"));
     assert_eq!(thinking.provider.as_deref(), Some("mistral"));
     let enc = (MISTRAL.encode_request)(&d.request, "magistral-medium-latest", false).unwrap();
-    assert_valid(&enc.body);
+    MISTRAL.assert_valid(&enc.body);
     assert_eq!(normalize(&enc.body), normalize(&body));
 }
 
@@ -518,7 +513,7 @@ fn every_effort_is_one_mistral_takes() {
             ..Default::default()
         };
         let enc = (MISTRAL.encode_request)(&req, "magistral-medium-latest", false).unwrap();
-        assert_valid(&enc.body);
+        MISTRAL.assert_valid(&enc.body);
         if effort == Effort::Max {
             assert_eq!(enc.body["reasoning_effort"], "xhigh");
             assert_eq!(enc.warnings.len(), 1, "{:?}", enc.warnings);

@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use parlance_format::Message;
 use parlance_model::{ModelError, StreamEvent};
+use parlance_providers::Transport;
 use parlance_providers::transport::{Framing, HttpRequest, StreamDecoder, ndjson};
-use parlance_providers::{HttpConfig, RetryPolicy, Transport};
 use parlance_testkit::replay::{ReplayServer, Reply};
 
 #[derive(Default)]
@@ -45,17 +45,7 @@ impl StreamDecoder for Lines {
 }
 
 fn transport() -> Transport {
-    Transport::new(HttpConfig {
-        retry: RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
-            max_retry_after: Duration::from_secs(5),
-        },
-        idle_timeout: Duration::from_secs(5),
-        ..HttpConfig::default()
-    })
-    .unwrap()
+    Transport::new(common::http::quick_retries()).unwrap()
 }
 
 fn classify(status: u16, _: &[u8], _: Option<Duration>) -> ModelError {

@@ -15,11 +15,6 @@ use parlance_providers::ollama::MADE_UP_ID;
 use parlance_providers::transport::parse_ndjson;
 use serde_json::{Value, json};
 
-fn assert_valid(body: &Value) {
-    let errors = OLLAMA.spec_errors(body);
-    assert!(errors.is_empty(), "{errors:#?}\n{body:#}");
-}
-
 fn documented() -> Vec<(String, std::path::PathBuf)> {
     common::fixture_files("ollama")
         .into_iter()
@@ -52,7 +47,7 @@ fn every_documented_payload_decodes_and_every_request_round_trips() {
             assert!(d.warnings.is_empty(), "{name}: {:?}", d.warnings);
             let enc = (OLLAMA.encode_request)(&d.request, d.model.as_deref().unwrap(), d.stream)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_valid(&enc.body);
+            OLLAMA.assert_valid(&enc.body);
             assert_eq!(
                 normalize(&with_stream(&enc.body)),
                 normalize(&with_stream(&body)),
@@ -279,7 +274,7 @@ fn conversation() -> ModelRequest {
 fn a_request_in_ollamas_words() {
     let enc = (OLLAMA.encode_request)(&conversation(), "llama3.2", false).unwrap();
     let b = &enc.body;
-    assert_valid(b);
+    OLLAMA.assert_valid(b);
     assert_eq!(b["stream"], false, "Ollama streams unless told not to");
     assert_eq!(
         b["options"],
@@ -345,7 +340,7 @@ fn own_thinking_and_made_up_ids_go_back_as_ollama_wants() {
         ..Default::default()
     };
     let enc = (OLLAMA.encode_request)(&req, "qwen3", true).unwrap();
-    assert_valid(&enc.body);
+    OLLAMA.assert_valid(&enc.body);
     assert_eq!(enc.body["think"], false);
     assert_eq!(
         enc.body["messages"][1],
@@ -394,7 +389,7 @@ fn decode_request_reads_options_think_and_format_and_names_wrong_shapes() {
         "keep_alive": 300,
         "stream": false
     });
-    assert_valid(&body);
+    OLLAMA.assert_valid(&body);
     let d = (OLLAMA.decode_request)(&body).unwrap();
     assert!(!d.stream);
     let o = &d.request.options;

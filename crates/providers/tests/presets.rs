@@ -10,6 +10,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::http::env;
 use common::{fixture, json_file, read, yaml_file};
 use parlance_format::{Block, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{Effort, Model, ModelOptions, ModelRequest, Reasoning, StreamEvent};
@@ -19,14 +20,6 @@ use parlance_providers::{
 };
 use parlance_testkit::replay::{ReplayServer, Reply};
 use serde_json::{Value, json};
-
-fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let vars: Vec<(String, String)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-}
 
 fn file(name: &str) -> std::path::PathBuf {
     fixture("openai-compatible", name)

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::http::env;
 use common::{fixture, json_file};
 use parlance_model::{Model, ModelRequest};
 use parlance_providers::{
@@ -11,15 +12,6 @@ use parlance_providers::{
     wire_format,
 };
 use parlance_testkit::replay::{ReplayServer, Reply};
-
-/// An environment holding only `vars`.
-fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let vars: Vec<(String, String)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-}
 
 fn from_spec(spec: &str, vars: &[(&str, &str)]) -> Result<HttpModel, BuildError> {
     ModelBuilder::from_spec(spec)?.build_with_env(env(vars))

@@ -4,6 +4,7 @@
 //! a uniform view of each provider's pure translation functions.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod spec_walk;
 
 use std::collections::HashMap;
@@ -318,6 +319,14 @@ impl Api {
     /// Errors of the official request schema for `body` (empty: valid).
     pub fn spec_errors(&self, body: &Value) -> Vec<String> {
         spec_errors(self.spec, self.request_component, body)
+    }
+
+    /// Fails, naming each error and showing the body, unless `body` is a
+    /// valid request by the API's official description.
+    #[track_caller]
+    pub fn assert_valid(&self, body: &Value) {
+        let errors = self.spec_errors(body);
+        assert!(errors.is_empty(), "{}: {errors:#?}\n{body:#}", self.dir);
     }
 }
 
