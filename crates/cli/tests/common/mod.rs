@@ -122,17 +122,7 @@ pub fn start_with_env(config: &std::path::Path, env: &[(&str, &str)]) -> Server 
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("parlance: listening on ")
-        .unwrap_or_else(|| panic!("unexpected: {line}"))
-        .to_string();
-    Server { child, url }
+    spawned(cmd)
 }
 
 pub fn chat(content: Value) -> Reply {
