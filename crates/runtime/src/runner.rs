@@ -14,30 +14,75 @@ use futures::{Stream, StreamExt};
 use parlance_agent::{
     Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Step,
 };
-use parlance_format::{Decision, Message, Response, RunStatus, Turn};
+use parlance_format::{Decision, Message, Response, Role, RunStatus, Turn};
 use tokio::task::JoinHandle;
 
 use parlance_store::{ActiveRun, Store, StoreError};
 
 /// Commits each step of a run to the store as it completes.
+///
+/// All but one: the model's final answer (an assistant message with no
+/// tool call) is the run's last step, and nothing but the run's outcome
+/// follows it (the agent returns at once). It is held and written with
+/// the outcome, in one transaction ([`Store::finish_with`]): one write
+/// fewer per run, and a process that dies leaves both or neither, never
+/// an answer stored for a run that did not end. Should another step come
+/// after it, the held answer is written first, with that step.
 struct StoreCheckpoint {
     store: Store,
     run: ActiveRun,
+    held: std::sync::Mutex<Option<Message>>,
+}
+
+impl StoreCheckpoint {
+    fn new(store: &Store, run: &ActiveRun) -> StoreCheckpoint {
+        StoreCheckpoint {
+            store: store.clone(),
+            run: run.clone(),
+            held: Default::default(),
+        }
+    }
+
+    /// The held final answer, if any: to be written with the outcome.
+    fn take_held(&self) -> Option<Message> {
+        self.held.lock().expect("not poisoned").take()
+    }
+
+    /// Whether `m` ends the run: an assistant message that calls no tool.
+    fn is_final(m: &Message) -> bool {
+        m.role == Role::Assistant && m.tool_calls().next().is_none()
+    }
+}
+
+impl StoreCheckpoint {
+    async fn keep(&self, step: Step<'_>) -> Result<(), StoreError> {
+        let held = self.take_held();
+        match step {
+            Step::Append(m) if Self::is_final(m) => {
+                if let Some(earlier) = held {
+                    self.store.append(&self.run, &[earlier]).await?;
+                }
+                *self.held.lock().expect("not poisoned") = Some(m.clone());
+                Ok(())
+            }
+            Step::Append(m) => match held {
+                None => self.store.append(&self.run, std::slice::from_ref(m)).await,
+                Some(earlier) => self.store.append(&self.run, &[earlier, m.clone()]).await,
+            }
+            .map(drop),
+            Step::ReplaceLast(m) => {
+                if let Some(earlier) = held {
+                    self.store.append(&self.run, &[earlier]).await?;
+                }
+                self.store.replace_last(&self.run, m).await
+            }
+        }
+    }
 }
 
 impl Checkpoint for StoreCheckpoint {
     fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(async move {
-            match step {
-                Step::Append(m) => self
-                    .store
-                    .append(&self.run, std::slice::from_ref(m))
-                    .await
-                    .map(drop),
-                Step::ReplaceLast(m) => self.store.replace_last(&self.run, m).await,
-            }
-            .map_err(CheckpointError::new)
-        })
+        Box::pin(async move { self.keep(step).await.map_err(CheckpointError::new) })
     }
 }
 
@@ -120,8 +165,13 @@ pub struct ThreadRunner {
 
 /// What a spawned run does once its thread is claimed.
 enum Work {
-    Run(Vec<Message>),
-    Retry,
+    /// A new run: its thread's history (its input is stored with the claim).
+    Run {
+        history: Vec<Message>,
+        input: Vec<Message>,
+    },
+    /// A retry of the thread's failed run: the thread's history.
+    Retry(Vec<Message>),
     Resume {
         earlier: Vec<Message>,
         paused: Box<Response>,
@@ -167,8 +217,12 @@ impl ThreadRunner {
             thread.to_string(),
         );
         let claim = async move {
-            let active = store.begin_run(&thread, &settings).await?;
-            Ok((active, Work::Run(input)))
+            let claim = store.claim_thread(&thread, &settings, &input, true).await?;
+            let work = Work::Run {
+                history: claim.history,
+                input,
+            };
+            Ok((claim.run, work))
         };
         self.spawn(claim, stream).await
     }
@@ -206,8 +260,8 @@ impl ThreadRunner {
         self.spawn(
             async move {
                 check_retry(&store, &thread).await?;
-                let active = store.begin_run(&thread, &settings).await?;
-                Ok((active, Work::Retry))
+                let claim = store.claim_thread(&thread, &settings, &[], true).await?;
+                Ok((claim.run, Work::Retry(claim.history)))
             },
             stream,
         )
@@ -272,7 +326,8 @@ impl ThreadRunner {
                 }
             };
             let _beat = Heartbeat::start(store.clone(), run.clone());
-            let result = execute(&store, &agent, &run, work, tx.as_ref()).await;
+            let checkpoint = Arc::new(StoreCheckpoint::new(&store, &run));
+            let result = execute(&store, &agent, &checkpoint, work, tx.as_ref()).await;
             let response = match &result {
                 Ok(r) => r.clone(),
                 Err(ResumeError::Decision(_)) => {
@@ -284,8 +339,11 @@ impl ThreadRunner {
                 }
                 Err(ResumeError::Store(e)) => {
                     if !matches!(e, StoreError::LeaseLost { .. }) {
-                        // Leave no run holding the thread after a store failure.
-                        let _ = store.finish_run(&run, &failed_response(&run, e)).await;
+                        // Leave no run holding the thread after a store
+                        // failure (with its final answer, if one is held).
+                        let held: Vec<Message> = checkpoint.take_held().into_iter().collect();
+                        let failed = failed_response(&run, e);
+                        let _ = store.finish_with(&run, &held, &failed).await;
                     }
                     failed_response(&run, e)
                 }
@@ -382,40 +440,36 @@ async fn claim_paused(
     Ok((active, work))
 }
 
-/// The body of a spawned run: the agent's work, then its outcome stored.
+/// The body of a spawned run: the agent's work, then its outcome stored
+/// (with its final answer, which `checkpoint` held back for it).
 async fn execute(
     store: &Store,
     agent: &Agent,
-    run: &ActiveRun,
+    checkpoint: &Arc<StoreCheckpoint>,
     work: Work,
     tx: Option<&mpsc::UnboundedSender<RunEvent>>,
 ) -> Result<Response, ResumeError> {
-    let checkpoint: Arc<dyn Checkpoint> = Arc::new(StoreCheckpoint {
-        store: store.clone(),
-        run: run.clone(),
-    });
+    let run = &checkpoint.run;
+    let steps: Arc<dyn Checkpoint> = checkpoint.clone();
     let response = match work {
-        Work::Run(input) => {
-            let history = store.history(&run.thread_id).await?;
-            store.append(run, &input).await?;
+        Work::Run { history, input } => {
             let run = agent
                 .run(input)
                 .turns([Turn { messages: history }])
                 .id(&run.id)
                 .thread(&run.thread_id)
-                .checkpoint(checkpoint);
+                .checkpoint(steps);
             match tx {
                 None => run.await,
                 Some(tx) => forward(run.stream(), tx).await?,
             }
         }
-        Work::Retry => {
-            let history = store.history(&run.thread_id).await?;
+        Work::Retry(history) => {
             let retry = agent
                 .retry([Turn { messages: history }])
                 .id(&run.id)
                 .thread(&run.thread_id)
-                .checkpoint(checkpoint);
+                .checkpoint(steps);
             match tx {
                 None => retry.await,
                 Some(tx) => forward(retry.stream(), tx).await?,
@@ -432,14 +486,15 @@ async fn execute(
                     paused: *paused,
                     decisions,
                 })
-                .checkpoint(checkpoint);
+                .checkpoint(steps);
             match tx {
                 None => resume.await?,
                 Some(tx) => forward(resume.stream()?, tx).await?,
             }
         }
     };
-    store.finish_run(run, &response).await?;
+    let held: Vec<Message> = checkpoint.take_held().into_iter().collect();
+    store.finish_with(run, &held, &response).await?;
     Ok(response)
 }
 

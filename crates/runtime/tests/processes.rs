@@ -3,7 +3,8 @@
 //! after repair, and takes a next run; two processes racing for one thread
 //! (one wins, the other is told it is busy); an approval written by one
 //! process decided and resumed by another; a writer killed mid-write
-//! leaves whole steps only.
+//! leaves whole steps only; a run's final answer is never stored without
+//! its outcome.
 //!
 //! The workers are this test binary run again with `PARLANCE_WORKER` set.
 
@@ -296,6 +297,7 @@ async fn sigkill_at_random_points_leaves_a_consistent_thread() {
             "round {round}: every tool call has a result"
         );
         parlance_format::check_links(&history, "").unwrap_or_else(|e| panic!("round {round}: {e}"));
+        answers_only_with_outcomes(&store, &thread, round).await;
         // Count the repairs this round made (the last run's repair, if any,
         // sits just before its input).
         let n = history.len();
@@ -316,6 +318,28 @@ async fn sigkill_at_random_points_leaves_a_consistent_thread() {
         repairs > 0,
         "no kill landed mid-step: the test did not exercise repair"
     );
+}
+
+/// A final answer (an assistant message with no tool call) is stored
+/// with its run's outcome, in one transaction: a run killed at any point
+/// has none stored, and a completed run has its own.
+async fn answers_only_with_outcomes(store: &Store, thread: &str, round: usize) {
+    let messages = store.all_messages(thread).await.unwrap();
+    for run in store.runs(thread).await.unwrap() {
+        let answered = messages.iter().any(|m| {
+            m.run_id.as_deref() == Some(run.id.as_str())
+                && m.message.role == Role::Assistant
+                && m.message.tool_calls().next().is_none()
+        });
+        assert_eq!(
+            answered,
+            run.status == "completed",
+            "round {round}: run {} is {} {} a final answer stored",
+            run.id,
+            run.status,
+            if answered { "with" } else { "without" }
+        );
+    }
 }
 
 /// Messages per step of the "steps" worker: more than one script's worth.

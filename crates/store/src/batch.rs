@@ -83,30 +83,72 @@ impl Batch {
         self.statements.push(Statement { sql, args });
         self
     }
+
+    /// Adds `other`'s statements after these.
+    pub(crate) fn extend(&mut self, other: Batch) {
+        self.statements.extend(other.statements);
+    }
+
+    /// How many statements it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.statements.len()
+    }
 }
 
-fn bind<'q>(
-    mut q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
-    args: Vec<Arg>,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
-    for a in args {
-        q = match a {
+type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+impl Arg {
+    /// Binds this value to the next `?` of `q`.
+    pub(crate) fn bind_to(self, q: Query<'_>) -> Query<'_> {
+        match self {
             Arg::Int(v) => q.bind(v),
             Arg::Text(v) => q.bind(v),
             Arg::MaybeText(v) => q.bind(v),
-        };
+        }
     }
-    q
+}
+
+impl Batch {
+    /// The statements as one script between `begin` and `end`, and their
+    /// values in order.
+    pub(crate) fn into_script(self, begin: &str, end: &str) -> (String, Vec<Arg>) {
+        let mut sql = String::from(begin);
+        let mut args = Vec::new();
+        for s in self.statements {
+            sql.push_str(";\n");
+            sql.push_str(s.sql);
+            args.extend(s.args);
+        }
+        sql.push_str(";\n");
+        sql.push_str(end);
+        (sql, args)
+    }
+
+    /// The one statement of a batch of one, to run on its own.
+    pub(crate) fn into_single(mut self) -> (&'static str, Vec<Arg>) {
+        assert_eq!(self.statements.len(), 1, "a batch of one statement");
+        let s = self.statements.remove(0);
+        (s.sql, s.args)
+    }
+}
+
+fn bind(q: Query<'_>, args: Vec<Arg>) -> Query<'_> {
+    args.into_iter().fold(q, |q, a| a.bind_to(q))
 }
 
 /// Runs `sql` with `args` and splits what comes back per statement: the
 /// driver yields each statement's rows, then its result.
-async fn run(tx: &mut Tx, sql: String, args: Vec<Arg>, out: &mut Vec<Done>) -> R<()> {
+pub(crate) async fn run(
+    conn: &mut sqlx::AnyConnection,
+    sql: String,
+    args: Vec<Arg>,
+    out: &mut Vec<Done>,
+) -> Result<(), sqlx::Error> {
     // sqlx deprecates several statements in one prepared query (only its
     // SQLite driver takes them, and may stop); it is what makes a step one
     // hand-over, and the store tests run it on every build.
     #[allow(deprecated)]
-    let mut results = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), args).fetch_many(&mut **tx);
+    let mut results = bind(sqlx::query(sqlx::AssertSqlSafe(sql)), args).fetch_many(conn);
     let mut current = Done::default();
     while let Some(item) = results.try_next().await? {
         match item {
@@ -125,6 +167,16 @@ impl Store {
     /// statement on PostgreSQL. One [`Done`] per statement, in order; the
     /// first failing statement fails the whole (the caller rolls back).
     pub(crate) async fn batch(&self, tx: &mut Tx, batch: Batch) -> R<Vec<Done>> {
+        Ok(self.batch_sqlx(tx, batch).await?)
+    }
+
+    /// [`Store::batch`] with the driver's error as it is (a caller tells a
+    /// unique violation from other failures).
+    pub(crate) async fn batch_sqlx(
+        &self,
+        tx: &mut Tx,
+        batch: Batch,
+    ) -> Result<Vec<Done>, sqlx::Error> {
         let n = batch.statements.len();
         let mut out = Vec::with_capacity(n);
         match self.dialect {
@@ -145,7 +197,7 @@ impl Store {
             }
         }
         if out.len() != n {
-            return Err(crate::StoreError::Database(format!(
+            return Err(sqlx::Error::Protocol(format!(
                 "a batch of {n} statements reported {} results",
                 out.len()
             )));

@@ -21,13 +21,17 @@
 //! they end and store their outcome whatever the caller does.
 
 mod batch;
+mod claim;
 mod inbox;
 mod redact;
 mod repair;
 mod runs;
 mod sql;
 mod store;
+mod write;
+mod writer;
 
+pub use claim::Claim;
 pub use inbox::WaitingRun;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};

@@ -167,6 +167,8 @@ pub struct Store {
     pub(crate) dialect: Dialect,
     pub(crate) lease: Duration,
     pub(crate) redactor: std::sync::Arc<crate::Redactor>,
+    /// SQLite: the connection a run's writes go through (`writer` module).
+    pub(crate) writer: std::sync::Arc<crate::writer::Writer>,
 }
 
 impl Store {
@@ -218,6 +220,7 @@ impl Store {
             dialect,
             lease: DEFAULT_LEASE,
             redactor: Default::default(),
+            writer: Default::default(),
         };
         store.migrate().await?;
         Ok(store)

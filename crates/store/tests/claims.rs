@@ -1,0 +1,316 @@
+//! A run's claim and its outcome, each one transaction, on SQLite and
+//! PostgreSQL: the claim writes the run's input and reads the thread's
+//! history with the run row (or nothing at all when refused), concurrent
+//! claims have one winner, a dead run found by the claim is interrupted
+//! and its thread repaired first, a run whose lease was taken between its
+//! claim and its first step writes nothing more, and the final answer is
+//! written with the outcome or not at all.
+
+use std::time::Duration;
+
+use parlance_format::{Block, Message, Response, Role, ToolStatus};
+use parlance_store::{Store, StoreError};
+use serde_json::json;
+
+mod common;
+use common::*;
+
+both!(
+    a_claim_writes_the_input_and_reads_the_history,
+    a_refused_claim_writes_nothing,
+    a_claim_of_a_missing_thread_writes_nothing,
+    concurrent_claims_have_one_winner,
+    a_claim_interrupts_a_dead_run_and_repairs_its_thread_first,
+    a_long_input_is_written_whole_with_the_claim,
+    a_run_whose_lease_was_taken_after_its_claim_writes_nothing,
+    the_final_answer_is_written_with_the_outcome_or_not_at_all,
+);
+
+fn response(status: &str, text: &str) -> Response {
+    serde_json::from_value(json!({
+        "status": status,
+        "messages": [],
+        "output": text,
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+        "finish_reason": "stop",
+    }))
+    .unwrap()
+}
+
+fn texts(history: &[Message]) -> Vec<String> {
+    history.iter().map(Message::text).collect()
+}
+
+async fn a_claim_writes_the_input_and_reads_the_history(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let first = store
+        .claim_thread(&thread.id, &json!({"n": 1}), &[Message::user("one")], true)
+        .await
+        .unwrap();
+    assert_eq!(first.history, Vec::<Message>::new(), "a new thread");
+    assert_eq!(first.input_seqs, [0]);
+    store
+        .finish_with(
+            &first.run,
+            &[says("first answer")],
+            &response("completed", "x"),
+        )
+        .await
+        .unwrap();
+
+    let second = store
+        .claim_thread(&thread.id, &json!({"n": 2}), &[Message::user("two")], true)
+        .await
+        .unwrap();
+    assert_eq!(texts(&second.history), ["one", "first answer"]);
+    assert_eq!(second.input_seqs, [2]);
+    let stored = store.all_messages(&thread.id).await.unwrap();
+    assert_eq!(stored[2].message.text(), "two");
+    assert_eq!(stored[2].run_id.as_deref(), Some(second.run.id.as_str()));
+    let run = store.run(&second.run.id).await.unwrap();
+    assert_eq!(
+        (run.status.as_str(), run.settings.clone()),
+        ("running", json!({"n": 2}))
+    );
+    assert!(
+        store.thread(&thread.id).await.unwrap().updated_at >= run.created_at,
+        "the input moved the thread's updated_at"
+    );
+
+    // Without the history, the claim reads none.
+    store
+        .finish_run(&second.run, &response("completed", "y"))
+        .await
+        .unwrap();
+    let third = store
+        .claim_thread(&thread.id, &json!({}), &[], false)
+        .await
+        .unwrap();
+    assert!(third.history.is_empty() && third.input_seqs.is_empty());
+}
+
+async fn a_refused_claim_writes_nothing(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let holder = store
+        .claim_thread(&thread.id, &json!({}), &[Message::user("mine")], true)
+        .await
+        .unwrap();
+    let before = store.thread(&thread.id).await.unwrap();
+    match store
+        .claim_thread(&thread.id, &json!({}), &[Message::user("intruder")], true)
+        .await
+    {
+        Err(StoreError::Busy { run, status, .. }) => {
+            assert_eq!((run, status.as_str()), (holder.run.id.clone(), "running"));
+        }
+        other => panic!("expected busy, got {other:?}"),
+    }
+    assert_eq!(texts(&store.history(&thread.id).await.unwrap()), ["mine"]);
+    assert_eq!(store.runs(&thread.id).await.unwrap().len(), 1);
+    assert_eq!(store.thread(&thread.id).await.unwrap(), before);
+}
+
+async fn a_claim_of_a_missing_thread_writes_nothing(store: Store) {
+    let e = store
+        .claim_thread("thr_missing", &json!({}), &[Message::user("hi")], true)
+        .await
+        .unwrap_err();
+    assert_eq!(e, StoreError::NotFound("thread thr_missing".into()));
+    assert!(store.runs("thr_missing").await.unwrap().is_empty());
+}
+
+/// Eight claims at once on one thread: one wins, seven are told it is
+/// busy, and the thread holds the winner's input alone.
+async fn concurrent_claims_have_one_winner(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap().id;
+    let claims = (0..8).map(|i| {
+        let (store, thread) = (store.clone(), thread.clone());
+        tokio::spawn(async move {
+            store
+                .claim_thread(
+                    &thread,
+                    &json!({}),
+                    &[Message::user(format!("claim {i}"))],
+                    true,
+                )
+                .await
+        })
+    });
+    let results: Vec<_> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let won: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{results:?}");
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| matches!(e, StoreError::Busy { .. })),
+        "{results:?}"
+    );
+    let history = store.history(&thread).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        store.all_messages(&thread).await.unwrap()[0]
+            .run_id
+            .as_deref(),
+        Some(won[0].run.id.as_str())
+    );
+}
+
+async fn a_claim_interrupts_a_dead_run_and_repairs_its_thread_first(store: Store) {
+    let store = store.with_lease(Duration::from_millis(200));
+    let thread = store.create_thread(None, json!({})).await.unwrap().id;
+    let dead = store
+        .claim_thread(&thread, &json!({}), &[Message::user("go")], true)
+        .await
+        .unwrap();
+    store
+        .append(&dead.run, &[calls(&[("c1", "lookup", json!({}))])])
+        .await
+        .unwrap();
+    // Its process "died": the lease runs out.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let next = store
+        .claim_thread(&thread, &json!({}), &[Message::user("again")], true)
+        .await
+        .unwrap();
+    assert_eq!(next.history.len(), 3, "{:?}", next.history);
+    let repair = &next.history[2];
+    assert_eq!(repair.role, Role::Tool);
+    let Block::ToolResult { tool_result } = &repair.content[0] else {
+        panic!("{repair:?}")
+    };
+    assert_eq!(
+        (tool_result.tool_call_id.as_str(), tool_result.status),
+        ("c1", ToolStatus::Interrupted)
+    );
+    assert_eq!(next.input_seqs, [3]);
+    let old = store.run(&dead.run.id).await.unwrap();
+    assert_eq!(old.status, "failed");
+    assert_eq!(old.error.unwrap()["code"], "interrupted");
+    assert_eq!(store.history(&thread).await.unwrap()[3].text(), "again");
+}
+
+async fn a_long_input_is_written_whole_with_the_claim(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap().id;
+    let input: Vec<Message> = (0..75).map(|i| Message::user(format!("m{i}"))).collect();
+    let claim = store
+        .claim_thread(&thread, &json!({}), &input, true)
+        .await
+        .unwrap();
+    assert_eq!(claim.input_seqs, (0..75).collect::<Vec<i64>>());
+    assert_eq!(store.history(&thread).await.unwrap(), input);
+}
+
+/// Claimed, then "stalled" past its lease while another process took the
+/// thread over: its first step, its final answer and its outcome are all
+/// refused, and none of them is written.
+async fn a_run_whose_lease_was_taken_after_its_claim_writes_nothing(store: Store) {
+    let store = store.with_lease(Duration::from_millis(200));
+    let thread = store.create_thread(None, json!({})).await.unwrap().id;
+    let stalled = store
+        .claim_thread(&thread, &json!({}), &[Message::user("first")], true)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let taker = store
+        .clone()
+        .with_lease(Duration::from_secs(30))
+        .claim_thread(&thread, &json!({}), &[Message::user("second")], true)
+        .await
+        .unwrap();
+    assert_eq!(texts(&taker.history), ["first"]);
+    let lost = |e: StoreError| matches!(e, StoreError::LeaseLost { .. });
+    assert!(lost(
+        store
+            .append(&stalled.run, &[says("late step")])
+            .await
+            .unwrap_err()
+    ));
+    assert!(lost(
+        store
+            .finish_with(
+                &stalled.run,
+                &[says("late answer")],
+                &response("completed", "late")
+            )
+            .await
+            .unwrap_err()
+    ));
+    assert_eq!(
+        texts(&store.history(&thread).await.unwrap()),
+        ["first", "second"]
+    );
+    let old = store.run(&stalled.run.id).await.unwrap();
+    assert_eq!(old.error.unwrap()["code"], "interrupted");
+    assert_eq!(store.run(&taker.run.id).await.unwrap().status, "running");
+}
+
+async fn the_final_answer_is_written_with_the_outcome_or_not_at_all(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap().id;
+    let claim = store
+        .claim_thread(&thread, &json!({}), &[Message::user("hi")], true)
+        .await
+        .unwrap();
+    let seqs = store
+        .finish_with(
+            &claim.run,
+            &[says("hello")],
+            &response("completed", "hello"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(seqs, [1]);
+    let run = store.run(&claim.run.id).await.unwrap();
+    assert_eq!(
+        (
+            run.status.as_str(),
+            run.output.clone(),
+            run.finish_reason.as_deref()
+        ),
+        ("completed", json!("hello"), Some("stop"))
+    );
+    assert_eq!(
+        texts(&store.history(&thread).await.unwrap()),
+        ["hi", "hello"]
+    );
+    // Once the outcome is recorded the run holds nothing: a second
+    // outcome with an answer is refused whole.
+    assert!(matches!(
+        store
+            .finish_with(
+                &claim.run,
+                &[says("again")],
+                &response("completed", "again")
+            )
+            .await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert_eq!(store.history(&thread).await.unwrap().len(), 2);
+
+    // A lease that ran out: neither the answer nor the outcome.
+    let short = store.clone().with_lease(Duration::from_millis(100));
+    let claim = short
+        .claim_thread(&thread, &json!({}), &[Message::user("more")], true)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(matches!(
+        short
+            .finish_with(
+                &claim.run,
+                &[says("too late")],
+                &response("completed", "late")
+            )
+            .await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert_eq!(
+        texts(&store.history(&thread).await.unwrap()),
+        ["hi", "hello", "more"]
+    );
+    assert_eq!(store.run(&claim.run.id).await.unwrap().status, "failed");
+}
