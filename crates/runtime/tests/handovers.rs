@@ -26,8 +26,9 @@ use common::*;
 /// Runs measured (after one that opens the pool's connections).
 const RUNS: usize = 20;
 
-/// The most hand-overs a run may take, the server's thread read included.
-const MOST_PER_RUN: f64 = 40.0;
+/// The most hand-overs a run may take, the server's thread read included
+/// (measured: 33.9 before the claim and outcome were scripts, 5.8 after).
+const MOST_PER_RUN: f64 = 8.0;
 
 /// Voluntary context switches of sqlx's SQLite worker threads so far.
 fn worker_switches() -> u64 {
