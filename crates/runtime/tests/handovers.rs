@@ -20,6 +20,8 @@ use parlance_model::scripted::ScriptedModel;
 use parlance_runtime::ThreadRunner;
 use serde_json::json;
 
+// This suite runs on SQLite alone: the shared `both!` goes unused.
+#[allow(unused_imports)]
 mod common;
 use common::*;
 

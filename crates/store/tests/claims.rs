@@ -12,8 +12,8 @@ use parlance_format::{Block, Message, Response, Role, ToolStatus};
 use parlance_store::{Store, StoreError};
 use serde_json::json;
 
-mod common;
-use common::*;
+use parlance_testkit::both;
+use parlance_testkit::store::*;
 
 both!(
     a_claim_writes_the_input_and_reads_the_history,
