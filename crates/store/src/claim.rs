@@ -275,7 +275,13 @@ impl Store {
     }
 
     /// Writes `fixed` over the message at `seq` (settled approval requests).
-    async fn settle(&self, tx: &mut Tx, thread: &str, seq: i64, fixed: &Message) -> R<()> {
+    pub(crate) async fn settle(
+        &self,
+        tx: &mut Tx,
+        thread: &str,
+        seq: i64,
+        fixed: &Message,
+    ) -> R<()> {
         sqlx::query(
             self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
         )

@@ -180,19 +180,7 @@ impl Store {
             return Ok(());
         };
         let seq = self.next_seq(tx, thread).await? - 1;
-        sqlx::query(
-            self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
-        )
-        .bind(parlance_format::to_json(&fixed))
-        .bind(thread)
-        .bind(seq)
-        .execute(&mut **tx)
-        .await?;
-        tracing::warn!(
-            thread,
-            "approval requests nobody can decide any more were settled as interrupted"
-        );
-        Ok(())
+        self.settle(tx, thread, seq, &fixed).await
     }
 
     /// Marks every dead run of `thread` (running, lease run out) as
