@@ -220,7 +220,7 @@ impl Store {
             dialect,
             lease: DEFAULT_LEASE,
             redactor: Default::default(),
-            writer: Default::default(),
+            writer: std::sync::Arc::new(crate::writer::Writer::new()),
         };
         store.migrate().await?;
         Ok(store)

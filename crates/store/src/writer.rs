@@ -32,9 +32,46 @@ use crate::batch::{Batch, Done};
 use crate::store::{R, Store, StoreError};
 
 /// The connection the scripts run on (`None` until the first one, and
-/// after one was closed).
-#[derive(Debug, Default)]
-pub(crate) struct Writer(Mutex<Option<PoolConnection<Any>>>);
+/// after one was closed), and the runtime the store was opened on.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    conn: Mutex<Option<PoolConnection<Any>>>,
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl Writer {
+    /// A writer with no connection yet, for a store opened on the current
+    /// runtime (if any).
+    pub(crate) fn new() -> Writer {
+        Writer {
+            conn: Mutex::new(None),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        }
+    }
+}
+
+/// A pool connection goes back to its pool on a task of the current
+/// runtime, and panics where there is none. The Python and Node packages
+/// drop their last store on the garbage collector's thread: there the
+/// connection goes back on the runtime the store was opened on, or, that
+/// runtime gone too, is closed where it is.
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.get_mut().take() else {
+            return;
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            drop(conn);
+        } else if let Some(runtime) = &self.runtime {
+            // A runtime that has stopped drops the task unrun: the
+            // connection is closed with it.
+            let _entered = runtime.enter();
+            drop(conn);
+        } else {
+            drop(conn.detach());
+        }
+    }
+}
 
 /// The writer's connection, lent to one script: closed when dropped
 /// before the script was seen through (an error, a dropped future).
@@ -62,7 +99,7 @@ impl Store {
         let n = batch.len();
         let (sql, args) = batch.into_script("BEGIN IMMEDIATE", "COMMIT");
         let mut lent = Lent {
-            slot: self.writer.0.lock().await,
+            slot: self.writer.conn.lock().await,
             finished: false,
         };
         if lent.slot.is_none() {

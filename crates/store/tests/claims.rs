@@ -314,3 +314,41 @@ async fn the_final_answer_is_written_with_the_outcome_or_not_at_all(store: Store
     );
     assert_eq!(store.run(&claim.run.id).await.unwrap().status, "failed");
 }
+
+/// The Python and Node packages drop a store on their own thread (the
+/// garbage collector's), outside the runtime it was opened on: the
+/// connection kept for run writes goes back without a runtime to run on,
+/// and without a panic, whether that runtime still runs or has stopped.
+#[test]
+fn a_store_dropped_outside_its_runtime_does_not_panic() {
+    for stop_runtime_first in [false, true] {
+        let dir = tempdir::TempDir::new();
+        let path = dir.path().join("t.db");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let store = rt.block_on(async {
+            let store = Store::open(path.to_str().unwrap()).await.unwrap();
+            let thread = store.create_thread(None, json!({})).await.unwrap();
+            let claim = store
+                .claim_thread(&thread.id, &json!({}), &[Message::user("hi")], true)
+                .await
+                .unwrap();
+            store
+                .finish_with(&claim.run, &[says("done")], &response("completed", "done"))
+                .await
+                .unwrap();
+            store
+        });
+        if stop_runtime_first {
+            drop(rt);
+            drop(store);
+        } else {
+            drop(store);
+            // What was written is there for the next opening.
+            rt.block_on(async {
+                let again = Store::open(path.to_str().unwrap()).await.unwrap();
+                let threads = again.list_threads(None, None, 10).await.unwrap();
+                assert_eq!(threads.items.len(), 1);
+            });
+        }
+    }
+}
