@@ -24,15 +24,19 @@
 //! PostgreSQL takes one statement per round trip when values are bound:
 //! there the same statements run in a transaction of the pool's.
 
-use futures::lock::{Mutex, MutexGuard};
 use sqlx::Any;
 use sqlx::pool::PoolConnection;
+use tokio::sync::{Mutex, MutexGuard};
 
 use crate::batch::{Batch, Done};
 use crate::store::{R, Store, StoreError};
 
 /// The connection the scripts run on (`None` until the first one, and
 /// after one was closed), and the runtime the store was opened on.
+///
+/// Runs wait for the connection in the order they asked for it (tokio's
+/// mutex is fair): with a lock that lets a newcomer barge in, a run woken
+/// for its turn could lose it again and again while others wrote.
 #[derive(Debug)]
 pub(crate) struct Writer {
     conn: Mutex<Option<PoolConnection<Any>>>,

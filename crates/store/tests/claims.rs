@@ -352,3 +352,90 @@ fn a_store_dropped_outside_its_runtime_does_not_panic() {
         }
     }
 }
+
+/// Runs waiting on a slow model keep their threads by renewing their
+/// leases (the runtime's heartbeat), and get their turn to write, however
+/// busy the store is with other runs writing back to back. On SQLite the
+/// runs' writes queue for one connection: with a lock that lets a newcomer
+/// barge in (`futures`' mutex, before), the busy runs took the connection
+/// again and again and the others waited without end; in the server bench
+/// at 1,000 runs in flight some lost their threads so. The queue is fair
+/// now (tokio's mutex).
+#[test]
+fn leases_are_renewed_while_other_runs_write_without_a_pause() {
+    // On a thread of its own: a starved run hangs its runtime's tasks, and
+    // the test says so instead of hanging with them.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(busy_store_with_waiting_runs());
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(Duration::from_secs(120)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the waiting runs did not get their turn to write within two minutes")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("see the panic above"),
+    }
+}
+
+async fn busy_store_with_waiting_runs() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (store, _dir) = sqlite().await;
+    let lease = Duration::from_millis(900);
+    let store = store.with_lease(lease);
+    let claim = |text: &'static str| {
+        let store = store.clone();
+        async move {
+            let thread = store.create_thread(None, json!({})).await.unwrap();
+            store
+                .claim_thread(&thread.id, &json!({}), &[Message::user(text)], true)
+                .await
+                .unwrap()
+                .run
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for _ in 0..24 {
+        let (store, stop, run) = (store.clone(), Arc::clone(&stop), claim("busy").await);
+        writers.push(tokio::spawn(async move {
+            let mut steps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                store.append(&run, &[says("a step")]).await.unwrap();
+                steps += 1;
+            }
+            steps
+        }));
+    }
+    let mut waiting = Vec::new();
+    for _ in 0..256 {
+        let (store, run) = (store.clone(), claim("slow").await);
+        waiting.push(tokio::spawn(async move {
+            // The heartbeat's pace: a third of the lease, for 3.6 s.
+            for beat in 0..12 {
+                tokio::time::sleep(lease / 3).await;
+                if let Err(e) = store.renew(&run).await {
+                    panic!("beat {beat} of {}: {e}", run.id);
+                }
+            }
+            // The run still holds its thread: its answer goes in.
+            store.append(&run, &[says("answer")]).await.unwrap();
+        }));
+    }
+    for w in waiting {
+        w.await.unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut steps = 0;
+    for w in writers {
+        steps += w.await.unwrap();
+    }
+    assert!(steps > 100, "the other runs wrote {steps} steps");
+}
