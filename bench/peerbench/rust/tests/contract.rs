@@ -257,3 +257,70 @@ fn one_http2_connection_carries_the_mocks_stream_limit_and_more_connections_carr
         "three connections of 4 streams: {three} in flight"
     );
 }
+
+/// The hand-written server the server bench compares `parlance serve`
+/// with does the same task: two model requests and three tool requests
+/// over HTTP per run, every order named, driven by the load generator,
+/// which reads the server's CPU and memory from /proc.
+#[test]
+fn the_hand_written_server_does_the_task_under_the_load_generator() {
+    let mock = MockProcess::start(&[]);
+    let mut server = Command::new(env!("CARGO_BIN_EXE_peerbench-raw-server"))
+        .args(["--port", "0", "--mock", &format!("http://{}", mock.addr)])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the hand-written server starts");
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let url = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .expect("an address")
+        .to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_peerbench-load"))
+        .args([
+            "--url",
+            &url,
+            "--runs",
+            "20",
+            "--concurrency",
+            "5",
+            "--warmup",
+            "2",
+        ])
+        .args(["--server-pid", &server.id().to_string()])
+        .output()
+        .expect("the load generator runs");
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("LOAD_RESULT "))
+            .expect("a result line"),
+    )
+    .expect("JSON");
+    assert_eq!(r["ok_runs"], 20, "{r}");
+    assert!(
+        r["server_cpu_per_run_ms"].as_f64().expect("CPU") > 0.0,
+        "{r}"
+    );
+    assert!(r["server_rss_anon_kb"].as_i64().expect("anon") > 0, "{r}");
+    assert!(r["server_rss_file_kb"].as_i64().expect("file") > 0, "{r}");
+    let share = r["server_sys_share"].as_f64().expect("kernel share");
+    assert!((0.0..=1.0).contains(&share), "{r}");
+    let stats = mock.get("/_stats");
+    // 22 runs (2 warm-up): two chat requests and three tool calls each.
+    assert_eq!(stats["requests"], 44, "{stats}");
+    assert_eq!(stats["tool_calls"], 66, "{stats}");
+    assert_eq!(stats["tool_results_ok"], 22, "{stats}");
+}

@@ -7,7 +7,11 @@
 //!
 //! Prints one line `LOAD_RESULT {json}`: runs, ok_runs, wall_s, runs_per_s,
 //! lat_ms {p50,p99,max}, and with a pid server_cpu_per_run_ms,
-//! server_peak_rss_kb, server_rss_before_kb.
+//! server_sys_share (the part of that CPU time spent in the kernel),
+//! server_peak_rss_kb, server_rss_before_kb, and the server's resident
+//! memory when the last run ended split into server_rss_anon_kb (heap,
+//! stacks: what the runs hold) and server_rss_file_kb (the mapped binary
+//! and libraries).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,8 +44,8 @@ struct Args {
     server_pid: Option<u32>,
 }
 
-/// The server's CPU seconds so far (user + system, all threads).
-fn server_cpu(pid: u32) -> Result<f64, String> {
+/// The server's CPU seconds so far (user, system), all threads.
+fn server_cpu(pid: u32) -> Result<(f64, f64), String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| e.to_string())?;
     // Fields after the command's closing parenthesis; utime and stime are
     // the 14th and 15th of the whole line.
@@ -55,10 +59,10 @@ fn server_cpu(pid: u32) -> Result<f64, String> {
     };
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Ok((ticks(11) + ticks(12)) / hz)
+    Ok((ticks(11) / hz, ticks(12) / hz))
 }
 
-/// A field of /proc/PID/status in KiB (VmHWM, VmRSS).
+/// A field of /proc/PID/status in KiB (VmHWM, VmRSS, RssAnon, RssFile).
 fn server_mem_kb(pid: u32, field: &str) -> i64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -168,6 +172,10 @@ async fn load(args: Args) -> Result<Value, String> {
         }
     }
     let wall = wall.elapsed().as_secs_f64();
+    // Read at once, while the server still holds its connections.
+    let (rss_anon_end, rss_file_end) = args.server_pid.map_or((0, 0), |p| {
+        (server_mem_kb(p, "RssAnon:"), server_mem_kb(p, "RssFile:"))
+    });
     latencies.sort_by(f64::total_cmp);
     let n = args.runs.max(1) as f64;
     let mut out = json!({
@@ -177,10 +185,19 @@ async fn load(args: Args) -> Result<Value, String> {
                    "p99": bench::percentile(&latencies, 99.0),
                    "max": latencies.last().copied().unwrap_or(0.0)},
     });
-    if let (Some(pid), Some(cpu0)) = (args.server_pid, cpu0) {
-        out["server_cpu_per_run_ms"] = json!((server_cpu(pid)? - cpu0) / n * 1e3);
+    if let (Some(pid), Some((user0, sys0))) = (args.server_pid, cpu0) {
+        let (user, sys) = server_cpu(pid)?;
+        let (user, sys) = (user - user0, sys - sys0);
+        out["server_cpu_per_run_ms"] = json!((user + sys) / n * 1e3);
+        out["server_sys_share"] = json!(if user + sys > 0.0 {
+            sys / (user + sys)
+        } else {
+            0.0
+        });
         out["server_peak_rss_kb"] = json!(server_mem_kb(pid, "VmHWM:"));
         out["server_rss_before_kb"] = json!(rss_before);
+        out["server_rss_anon_kb"] = json!(rss_anon_end);
+        out["server_rss_file_kb"] = json!(rss_file_end);
     }
     Ok(out)
 }
