@@ -36,9 +36,17 @@ struct Args {
     concurrency: usize,
     #[arg(long, default_value_t = 10)]
     warmup: usize,
-    /// Each slot runs on a thread of its own (stored), instead of stateless.
+    /// Runs on stored threads, instead of stateless: each slot has threads
+    /// of its own and takes them in turn, so no two runs ever ask for the
+    /// same thread at once.
     #[arg(long)]
     threads: bool,
+    /// With --threads: about this many runs per thread (threads are made
+    /// up front, at least one per slot), so that a thread's history, which
+    /// every run of it reads and sends to the model, stays as long however
+    /// many runs the load has.
+    #[arg(long, default_value_t = 3)]
+    runs_per_thread: usize,
     /// The server's process id, for its CPU time and memory.
     #[arg(long)]
     server_pid: Option<u32>,
@@ -129,9 +137,15 @@ async fn load(args: Args) -> Result<Value, String> {
         agent: args.agent.clone(),
     });
     let slots = args.concurrency.max(1);
+    // Slot s owns threads s, s + slots, s + 2 slots...
     let mut threads = Vec::new();
     if args.threads {
-        for _ in 0..slots {
+        let per_slot = args
+            .runs
+            .div_ceil(args.runs_per_thread.max(1))
+            .div_ceil(slots)
+            .max(1);
+        for _ in 0..slots * per_slot {
             let thread = client.post("/v1/threads", json!({})).await?;
             let id = thread["id"]
                 .as_str()
@@ -152,12 +166,15 @@ async fn load(args: Args) -> Result<Value, String> {
     let mut tasks = Vec::new();
     for slot in 0..slots {
         let (client, next, runs) = (client.clone(), next.clone(), args.runs);
-        let thread = threads.get(slot).cloned();
+        let own: Vec<String> = threads.iter().skip(slot).step_by(slots).cloned().collect();
         tasks.push(tokio::spawn(async move {
             let mut out = Vec::new();
+            let mut turn = 0;
             while next.fetch_add(1, Ordering::Relaxed) < runs {
+                let thread = (!own.is_empty()).then(|| own[turn % own.len()].as_str());
+                turn += 1;
                 let t = Instant::now();
-                let ok = client.run(thread.as_deref()).await?;
+                let ok = client.run(thread).await?;
                 out.push((t.elapsed().as_secs_f64() * 1e3, ok));
             }
             Ok::<_, String>(out)
