@@ -56,23 +56,22 @@ impl Writer {
 
 /// A pool connection goes back to its pool on a task of the current
 /// runtime, and panics where there is none. The Python and Node packages
-/// drop their last store on the garbage collector's thread: there the
-/// connection goes back on the runtime the store was opened on, or, that
-/// runtime gone too, is closed where it is.
+/// drop their last store on the garbage collector's thread: the
+/// connection goes back on the runtime the store was opened on (one that
+/// has stopped drops the task unrun, which closes the connection).
 impl Drop for Writer {
     fn drop(&mut self) {
         let Some(conn) = self.conn.get_mut().take() else {
             return;
         };
-        if tokio::runtime::Handle::try_current().is_ok() {
-            drop(conn);
-        } else if let Some(runtime) = &self.runtime {
-            // A runtime that has stopped drops the task unrun: the
-            // connection is closed with it.
-            let _entered = runtime.enter();
-            drop(conn);
-        } else {
-            drop(conn.detach());
+        match &self.runtime {
+            Some(runtime) => {
+                let _entered = runtime.enter();
+                drop(conn);
+            }
+            // Opened outside any runtime (sqlx's tokio driver refuses that
+            // today): closed where it is.
+            None => drop(conn.detach()),
         }
     }
 }
