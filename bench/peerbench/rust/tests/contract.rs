@@ -324,3 +324,28 @@ fn the_hand_written_server_does_the_task_under_the_load_generator() {
     assert_eq!(stats["tool_calls"], 66, "{stats}");
     assert_eq!(stats["tool_results_ok"], 22, "{stats}");
 }
+
+/// The peer runs on the system's allocator unless `PEER_ALLOCATOR=mimalloc`
+/// (the scale bench runs both), and says which in its result line.
+#[test]
+fn the_peer_says_which_allocator_it_ran_on() {
+    let mock = MockProcess::start(&[]);
+    assert_eq!(peer(&mock, &["--mode", "once"])["allocator"], "system");
+    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+        .args(["--base-url", &format!("http://{}/v1", mock.addr)])
+        .args(["--mode", "conc", "--runs", "30", "--concurrency", "10"])
+        .env("PEER_ALLOCATOR", "mimalloc")
+        .output()
+        .expect("the peer runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let r: Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("PEERBENCH_RESULT "))
+            .expect("a result line"),
+    )
+    .expect("JSON");
+    assert_eq!(r["allocator"], "mimalloc", "{r}");
+    assert_eq!(r["ok_runs"], 30, "{r}");
+}

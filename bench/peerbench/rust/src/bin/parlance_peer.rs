@@ -18,6 +18,76 @@ use parlance_peerbench as bench;
 use serde::Deserialize;
 use serde_json::Value;
 
+/// The allocator, chosen by `PEER_ALLOCATOR` when the process starts:
+/// `mimalloc` (what the `parlance` binary uses), or the system's (glibc's,
+/// the default, so that peerbench compares like with like: the other
+/// peers run on their runtimes' usual allocators). With thousands of runs
+/// in flight glibc's malloc takes up to 40 % of the process's CPU
+/// (docs/performance.md); `bench/peerbench/scale --allocators` runs both.
+#[global_allocator]
+static ALLOCATOR: Chosen = Chosen;
+
+struct Chosen;
+
+/// 0: not read yet; 1: the system's; 2: mimalloc. Read at the first
+/// allocation, before any other, and never changed: whatever allocated a
+/// block frees it.
+static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+fn mimalloc() -> bool {
+    match CHOICE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            // SAFETY: getenv only reads the environment (it does not
+            // allocate); the name is a NUL-terminated literal, and the value,
+            // when there is one, a NUL-terminated string.
+            let chosen = unsafe {
+                let value = libc::getenv(c"PEER_ALLOCATOR".as_ptr());
+                !value.is_null() && std::ffi::CStr::from_ptr(value) == c"mimalloc"
+            };
+            CHOICE.store(if chosen { 2 } else { 1 }, Ordering::Relaxed);
+            chosen
+        }
+    }
+}
+
+// SAFETY: every call goes to the one allocator chosen for the whole
+// process, which upholds GlobalAlloc's contract itself.
+unsafe impl std::alloc::GlobalAlloc for Chosen {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if mimalloc() {
+            unsafe { mimalloc::MiMalloc.alloc(layout) }
+        } else {
+            unsafe { std::alloc::System.alloc(layout) }
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if mimalloc() {
+            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        } else {
+            unsafe { std::alloc::System.alloc_zeroed(layout) }
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        if mimalloc() {
+            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        } else {
+            unsafe { std::alloc::System.dealloc(ptr, layout) }
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        if mimalloc() {
+            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, size) }
+        } else {
+            unsafe { std::alloc::System.realloc(ptr, layout, size) }
+        }
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(about = "Parlance's peerbench peer")]
 struct Args {
@@ -249,6 +319,7 @@ fn main() -> std::process::ExitCode {
             out["mode"] = json!(format!("{:?}", args.mode).to_lowercase());
             out["stream"] = json!(args.stream);
             out["http2"] = json!(args.http2);
+            out["allocator"] = json!(if mimalloc() { "mimalloc" } else { "system" });
             out["versions"] = json!({ "parlance-ai": env!("CARGO_PKG_VERSION") });
             out["self_maxrss_kb"] = json!(bench::max_rss_kb());
             println!("PEERBENCH_RESULT {out}");
