@@ -79,6 +79,25 @@ pub fn raise_open_files_limit() {
     }
 }
 
+/// The `main` of a serving program: `serve` on a multi-threaded runtime,
+/// its error on stderr under the program's `name`.
+pub fn serve_main(
+    name: &str,
+    serve: impl std::future::Future<Output = std::io::Result<()>>,
+) -> std::process::ExitCode {
+    let served = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .and_then(|rt| rt.block_on(serve));
+    match served {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// The `p`th percentile of sorted samples (nearest rank); 0 for none.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {

@@ -64,24 +64,35 @@ impl Drop for MockProcess {
     }
 }
 
-/// Runs the peer; its result line's JSON.
-fn peer(mock: &MockProcess, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
-        .args(["--base-url", &format!("http://{}/p/test/v1", mock.addr)])
-        .args(args)
-        .output()
-        .expect("the peer runs");
+/// A program's result line (`PREFIX {json}`), once it exited successfully.
+fn result_line(out: &std::process::Output, prefix: &str, what: &str) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "peer {args:?} failed: {}\n{stdout}",
+        "{what} failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
     let line = stdout
         .lines()
-        .find_map(|l| l.strip_prefix("PEERBENCH_RESULT "))
+        .find_map(|l| l.strip_prefix(prefix))
         .unwrap_or_else(|| panic!("no result line in {stdout:?}"));
     serde_json::from_str(line).expect("the result line is JSON")
+}
+
+/// Runs the peer; its result line's JSON.
+fn peer(mock: &MockProcess, args: &[&str]) -> Value {
+    peer_on(mock, args, "system")
+}
+
+/// Runs the peer on this allocator (`PEER_ALLOCATOR`).
+fn peer_on(mock: &MockProcess, args: &[&str], allocator: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+        .args(["--base-url", &format!("http://{}/p/test/v1", mock.addr)])
+        .args(args)
+        .env("PEER_ALLOCATOR", allocator)
+        .output()
+        .expect("the peer runs");
+    result_line(&out, "PEERBENCH_RESULT ", &format!("peer {args:?}"))
 }
 
 #[test]
@@ -296,19 +307,7 @@ fn the_hand_written_server_does_the_task_under_the_load_generator() {
         .expect("the load generator runs");
     let _ = server.kill();
     let _ = server.wait();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("LOAD_RESULT "))
-            .expect("a result line"),
-    )
-    .expect("JSON");
+    let r = result_line(&out, "LOAD_RESULT ", "the load generator");
     assert_eq!(r["ok_runs"], 20, "{r}");
     assert!(
         r["server_cpu_per_run_ms"].as_f64().expect("CPU") > 0.0,
@@ -330,22 +329,22 @@ fn the_hand_written_server_does_the_task_under_the_load_generator() {
 #[test]
 fn the_peer_says_which_allocator_it_ran_on() {
     let mock = MockProcess::start(&[]);
-    assert_eq!(peer(&mock, &["--mode", "once"])["allocator"], "system");
-    let out = Command::new(env!("CARGO_BIN_EXE_parlance-peer"))
+    let mut default = Command::new(env!("CARGO_BIN_EXE_parlance-peer"));
+    default
         .args(["--base-url", &format!("http://{}/v1", mock.addr)])
-        .args(["--mode", "conc", "--runs", "30", "--concurrency", "10"])
-        .env("PEER_ALLOCATOR", "mimalloc")
-        .output()
-        .expect("the peer runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    let r: Value = serde_json::from_str(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("PEERBENCH_RESULT "))
-            .expect("a result line"),
-    )
-    .expect("JSON");
+        .args(["--mode", "once"])
+        .env_remove("PEER_ALLOCATOR");
+    let r = result_line(
+        &default.output().expect("the peer runs"),
+        "PEERBENCH_RESULT ",
+        "peer",
+    );
+    assert_eq!(r["allocator"], "system", "{r}");
+    let r = peer_on(
+        &mock,
+        &["--mode", "conc", "--runs", "30", "--concurrency", "10"],
+        "mimalloc",
+    );
     assert_eq!(r["allocator"], "mimalloc", "{r}");
     assert_eq!(r["ok_runs"], 30, "{r}");
 }

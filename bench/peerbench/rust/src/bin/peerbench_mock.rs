@@ -456,17 +456,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
     parlance_peerbench::raise_open_files_limit();
-    let served = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .and_then(|rt| rt.block_on(serve(args)));
-    match served {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("peerbench-mock: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    parlance_peerbench::serve_main("peerbench-mock", serve(args))
 }
 
 #[cfg(test)]

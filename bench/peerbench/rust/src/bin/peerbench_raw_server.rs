@@ -150,15 +150,5 @@ fn main() -> std::process::ExitCode {
     let args = Args::parse();
     bench::raise_open_files_limit();
     parlance::providers::transport::install_crypto();
-    let served = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .and_then(|rt| rt.block_on(serve(args)));
-    match served {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("peerbench-raw-server: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    bench::serve_main("peerbench-raw-server", serve(args))
 }
