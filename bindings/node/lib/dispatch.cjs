@@ -69,6 +69,7 @@ function dispatcher(tools) {
         runId,
         threadId: threadId ?? undefined,
         abortSignal: controller.signal,
+        signal: controller.signal,
         deadline: Date.now() + remainingMs,
         deps: run?.deps,
       };

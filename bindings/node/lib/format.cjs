@@ -13,33 +13,50 @@ function text(value) {
   return t === undefined ? "null" : t;
 }
 
-/**
- * The canonical form of `value` (a parsed JSON value) read as
- * `kind`: conversation (default), message, block, response, turn,
- * decision, tool_spec. Older shapes are read into today's. Throws
- * FormatError naming the JSON path of the first problem.
- */
-function canonical(value, kind = "conversation") {
-  return JSON.parse(guard(() => native.canonical(kind, text(value))));
+/** The document as JSON text: a string is JSON text already, a Buffer its UTF-8. */
+function documentText(value) {
+  if (typeof value === "string") return value;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("utf8");
+  return text(value);
 }
 
-/** Checks `value` as a `kind` document; throws FormatError when it is not canonical. */
-function validate(value, kind = "conversation") {
-  guard(() => native.canonical(kind, text(value)));
+/** Reads a document (value or JSON text) as `kind`, or the kind its fields say. */
+function read(value, kind) {
+  return guard(() => native.canonical(kind ?? undefined, documentText(value)));
+}
+
+/**
+ * The canonical form of `value` (a parsed JSON value, or JSON text) read
+ * as `kind` — conversation, message, block, response, request, turn,
+ * decision, tool_spec — or, without a kind, as the kind its fields say (as
+ * `parlance validate` does). Older shapes are read into today's. Throws
+ * FormatError naming the JSON path of the first problem.
+ */
+function canonical(value, kind) {
+  return JSON.parse(read(value, kind).canonical);
+}
+
+/**
+ * Checks `value` (parsed, or JSON text) as a `kind` document, or as the
+ * kind its fields say; throws FormatError when it is not canonical.
+ * Returns the kind it was read as.
+ */
+function validate(value, kind) {
+  return read(value, kind).kind;
 }
 
 /** The canonical JSON text of `value`, byte-identical to the Rust core's. */
-function stringify(value, kind = "conversation") {
-  return guard(() => native.canonical(kind, text(value)));
+function stringify(value, kind) {
+  return read(value, kind).canonical;
 }
 
 /**
- * Reads JSON text as a `kind` document and gives its canonical form; JSON
- * syntax errors are worded as in Rust (`(root): invalid JSON at line 1
- * column 17: ...`).
+ * Reads JSON text as a `kind` document (or the kind its fields say) and
+ * gives its canonical form; JSON syntax errors are worded as in Rust
+ * (`(root): invalid JSON at line 1 column 17: ...`).
  */
-function parse(jsonText, kind = "conversation") {
-  return JSON.parse(guard(() => native.canonical(kind, String(jsonText))));
+function parse(jsonText, kind) {
+  return JSON.parse(read(String(jsonText), kind).canonical);
 }
 
 /**

@@ -21,7 +21,7 @@ class Response {
    */
   static fromJSON(value) {
     const text = typeof value === "string" ? value : JSON.stringify(value);
-    return new Response(guard(() => native.canonical("response", text)));
+    return new Response(guard(() => native.canonical("response", text).canonical));
   }
 
   get #d() {

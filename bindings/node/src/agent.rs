@@ -165,7 +165,10 @@ fn tool(host: &Arc<Host>, index: u32, def: ToolDef) -> napi::Result<Tool> {
         def.description,
         move |args: Value, ctx: ToolContext| call_tool(Arc::clone(&h), index, args, ctx),
     )
-    .with_schema(schema);
+    .with_schema(schema)
+    // The function runs on Node's main thread: dropping the call at a
+    // timeout aborts its AbortSignal but cannot stop the JavaScript.
+    .detached();
     if let Some(ms) = def.timeout_ms {
         tool = tool.timeout(millis(&format!("tool {}: timeout", def.name), &ms.into())?);
     }

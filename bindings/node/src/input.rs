@@ -5,7 +5,7 @@
 //! `JSON.stringify` there, one parse here: cheaper than building the
 //! values through N-API one property at a time).
 
-use parlance::format::messages_from_value;
+use parlance::format::{messages_from_value, turns_from_value};
 use parlance::{Decision, Message, Response, RunInput, Turn};
 use serde_json::Value;
 
@@ -33,36 +33,15 @@ pub fn run_input(text: &str) -> napi::Result<RunInput> {
     })
 }
 
-/// Earlier turns: responses, turns (`{"messages": [...]}`) or lists of
-/// messages.
+/// Earlier turns: responses, turns (`{"messages": [...]}`, stored run
+/// records) or lists of messages, read by the format's one reader of
+/// turns (a turn without `messages` is one the model does not see).
 pub fn turns(text: Option<&str>) -> napi::Result<Vec<Turn>> {
     let Some(text) = text else {
         return Ok(Vec::new());
     };
     let v = parse("turns", text)?;
-    let Value::Array(items) = v else {
-        return Err(format_message(
-            "turns: expected a list of responses or turns",
-        ));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let path = format!("turns[{i}]");
-            match item {
-                Value::Array(_) => Ok(Turn {
-                    messages: messages_from_value(item, &path).map_err(|e| format_error(&e))?,
-                }),
-                Value::Object(o) if o.contains_key("status") => Ok(Turn {
-                    messages: Response::from_value(item)
-                        .map_err(|e| format_error(&e.under(&path)))?
-                        .messages,
-                }),
-                _ => Turn::from_value(item).map_err(|e| format_error(&e.under(&path))),
-            }
-        })
-        .collect()
+    turns_from_value(&v, "turns").map_err(|e| format_error(&e))
 }
 
 /// A paused response (its canonical JSON).

@@ -1,8 +1,8 @@
 // Approvals: the four decisions; a paused run stored as JSON and resumed by
 // a fresh agent; refused decisions; a needsApproval function; a paused run
-// written by Python (testdata/python) resumed here.
+// written by Python and Rust (testdata/paused) resumed here, one written here.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -122,9 +122,53 @@ test("needsApproval as a function of the arguments", async (t) => {
   assert.equal(textOf(results(paused).c1), "paid 50");
 });
 
+const paused = (name) => join(process.env.PARLANCE_REPO, "testdata/paused", name);
+
+test("a run paused by Node is the checked-in fixture Rust and Python resume", async (t) => {
+  const mock = await startMock(afterTools(calls(["call_1", "refund", { order_id: "A-1001", amount: 20 }]), () => text("x")));
+  t.after(mock.close);
+  const r = await agentFor(mock, { tools: [refund] }).run("Refund 20 EUR on A-1001", { runId: "run_paused_by_node" });
+  assert.equal(r.status, "requires_approval");
+  // Indented as Rust's and Python's fixtures are (serde_json's pretty form).
+  const written = `${JSON.stringify(JSON.parse(r.toString()), null, 2)}\n`;
+  if (process.env.PARLANCE_UPDATE_FIXTURES) writeFileSync(paused("paused-by-node.json"), written);
+  assert.equal(readFileSync(paused("paused-by-node.json"), "utf8"), written, "paused-by-node.json drifted: run with PARLANCE_UPDATE_FIXTURES=1 and commit");
+});
+
+const DECISIONS = JSON.parse(readFileSync(paused("decisions.json"), "utf8"));
+
+/** The decision of testdata/paused/decisions.json, made with Node's helpers. */
+function decided(d, callId) {
+  switch (d.decision) {
+    case "approved": return approve(callId);
+    case "edited": return edit(callId, d.arguments);
+    case "rejected": return reject(callId, d.reason);
+    default: return answer(callId, d.content);
+  }
+}
+
+for (const file of ["paused-by-rust.json", "paused-by-python.json"]) {
+  for (const c of DECISIONS) {
+    test(`a run in ${file} resumes in Node: ${c.decision.decision}`, async (t) => {
+      ran.length = 0;
+      const stored = readFileSync(paused(file), "utf8");
+      const mock = await startMock(() => text("Done."));
+      t.after(mock.close);
+      const r = await agentFor(mock, { tools: [refund] }).resume(stored, [decided(c.decision, "call_1")]);
+      assert.equal(r.status, "completed");
+      assert.equal(r.id, JSON.parse(stored).id);
+      const got = results(r).call_1;
+      assert.equal(got.status, c.status);
+      assert.equal(textOf(got), c.text);
+      assert.deepEqual(ran, c.ran);
+      assert.equal(mock.requests[0].body.messages[0].content, "Refund 20 EUR on A-1001");
+    });
+  }
+}
+
 test("a run paused by Python resumes in Node", async (t) => {
   ran.length = 0;
-  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/python/paused-by-python.json"), "utf8");
+  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/paused/paused-by-python.json"), "utf8");
   const mock = await startMock(() => text("Refunded."));
   t.after(mock.close);
   const paused = Response.fromJSON(stored);
@@ -140,7 +184,7 @@ test("a run paused by Python resumes in Node", async (t) => {
 
 test("a run paused by Rust resumes in Node", async (t) => {
   ran.length = 0;
-  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/python/paused-by-rust.json"), "utf8");
+  const stored = readFileSync(join(process.env.PARLANCE_REPO, "testdata/paused/paused-by-rust.json"), "utf8");
   const mock = await startMock(() => text("Refunded."));
   t.after(mock.close);
   const r = await agentFor(mock, { tools: [refund] }).resume(stored, [approve("call_1")]);

@@ -31,7 +31,11 @@ test("invalid documents fail with the exact error", () => {
   assert.ok(cases.length >= 40);
   for (const c of cases) {
     assert.throws(
-      () => (c.text !== undefined ? format.parse(c.text, c.kind) : format.validate(c.input, c.kind)),
+      // A string is JSON text: the document that is a string, written out.
+      () =>
+        c.text !== undefined
+          ? format.parse(c.text, c.kind)
+          : format.validate(typeof c.input === "string" ? JSON.stringify(c.input) : c.input, c.kind),
       (e) => {
         assert.ok(e instanceof FormatError, `${c.name}: ${e}`);
         assert.equal(e.message, c.error, c.name);
@@ -40,6 +44,22 @@ test("invalid documents fail with the exact error", () => {
       c.name,
     );
   }
+});
+
+test("validate without a kind recognises it as `parlance validate` does, from values and JSON text", () => {
+  for (const c of load("valid.json")) {
+    const text = JSON.stringify(c.value);
+    assert.equal(format.validate(c.value), c.kind, c.name);
+    assert.equal(format.validate(text), c.kind, c.name);
+    assert.equal(format.validate(Buffer.from(text)), c.kind, c.name);
+    assert.equal(format.stringify(text), text, c.name);
+    assert.deepEqual(format.parse(text), c.value, c.name);
+  }
+  assert.throws(() => format.validate('{"role": "robot", "content": []}'), /^FormatError: role: unknown role "robot"/);
+  assert.throws(() => format.validate('[{"role": "user",'), (e) => e.message === "(root): invalid JSON at line 1 column 17: EOF while parsing a value");
+  const request = { model: "gpt-5", messages: [{ role: "user", content: "Hi" }] };
+  assert.equal(format.validate(request), "request");
+  assert.deepEqual(format.canonical(request).messages[0].content, [{ type: "text", text: "Hi" }]);
 });
 
 test("the published schemas, and unknown names", () => {

@@ -68,7 +68,10 @@ for (const kind of ["sync", "async"]) {
     assert.deepEqual(row("c4"), ["tool_failed", "crashes failed: TypeError: cannot read amount"]);
     assert.deepEqual(got.c5.content, []);
     assert.equal(got.c5.status, "ok");
-    assert.deepEqual(row("c6"), ["timeout", "slow timed out after 0.2s and was cancelled"]);
+    // JavaScript cannot be stopped from outside: the model is told the
+    // truth (the tool here did stop, on its signal, but the engine cannot know).
+    assert.deepEqual(row("c6"), ["timeout", "slow timed out after 0.2s; it was told to stop but may still be running, and its result will be discarded"]);
+    assert.deepEqual(got.c6.artifact, { timeout: { after_ms: 200, stopped: false } });
     assert.deepEqual(aborted, ["AbortError"], "the tool's AbortSignal was aborted");
     assert.deepEqual(row("c7"), ["invalid_arguments", "Invalid arguments for value:\namount: must be at most 500, got 900"]);
     assert.equal(got.c8.status, "error");
@@ -80,6 +83,36 @@ for (const kind of ["sync", "async"]) {
     assert.equal(sent[3], "crashes failed: TypeError: cannot read amount");
   });
 }
+
+test("the default timeout is 60 s, and a tool that ignores its signal goes on after its timeout", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "deadline", {}], ["c2", "stubborn", {}]), () => text("ok")));
+  t.after(mock.close);
+  let left;
+  const effects = [];
+  let signal;
+  const deadline = tool({ name: "deadline", execute: (_args, ctx) => { left = ctx.deadline - Date.now(); return "seen"; } });
+  const stubborn = tool({
+    name: "stubborn",
+    timeout: 100,
+    execute: async (_args, ctx) => {
+      signal = ctx.signal;
+      assert.equal(ctx.signal, ctx.abortSignal, "one signal, two names");
+      await sleep(300);
+      effects.push("written anyway");
+      return "late";
+    },
+  });
+  const r = await agentFor(mock, { tools: [deadline, stubborn] }).run("go");
+  // The engine's deadline for a call with no timeout of its own: 60 s.
+  assert.ok(left > 59_000 && left <= 60_000, `deadline ${left} ms away`);
+  const got = results(r);
+  assert.equal(got.c2.status, "timeout");
+  assert.match(textOf(got.c2), /may still be running/);
+  assert.equal(signal.aborted, true);
+  assert.deepEqual(effects, [], "the run ended before the tool did");
+  await sleep(400);
+  assert.deepEqual(effects, ["written anyway"], "its side effect still happened, as the model was told");
+});
 
 test("results come back in call order whatever order the calls finish in", async (t) => {
   const n = 12;

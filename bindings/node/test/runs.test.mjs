@@ -2,6 +2,8 @@
 // to Rust's), 100 concurrent runs against one mock, bad input.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 import { tool, Response, RunError, FormatError, format } from "parlance-ai";
 import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
@@ -68,6 +70,22 @@ test("earlier turns reach the model before the input, in order", async (t) => {
   t.after(third.close);
   await agentFor(third).run("And now?", { turns: [first.toJSON(), second.toJSON()], runId: "run_x" });
   assert.equal(third.requests[0].body.messages.length, 5);
+});
+
+test("every turn shape of the shared vectors is read by a run, as in Rust", async (t) => {
+  // testdata/format/legacy.json's turns: whole responses, a failed one
+  // without messages (not seen by the model), a stored run record.
+  const cases = JSON.parse(readFileSync(join(process.env.PARLANCE_REPO, "testdata/format/legacy.json"), "utf8"));
+  const turns = cases.filter((c) => c.kind === "turn");
+  assert.ok(turns.length >= 4);
+  const mock = await startMock([text("ok")]);
+  t.after(mock.close);
+  const r = await agentFor(mock).run("Next", { turns: turns.map((c) => c.input) });
+  assert.equal(r.text, "ok");
+  const seen = turns.flatMap((c) => c.expected.messages.map((m) => m.role));
+  const sent = mock.requests[0].body.messages;
+  assert.deepEqual(sent.map((m) => m.role), [...seen, "user"]);
+  assert.equal(sent.at(-1).content, "Next");
 });
 
 test("the response's JSON is the Rust core's, byte for byte", async (t) => {

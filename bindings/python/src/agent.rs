@@ -278,23 +278,19 @@ impl PyAgent {
         Ok(PyRunStream::new(stream, ctx, self.output_type()))
     }
 
-    /// A run on a stored thread (``input`` ``None``: a retry with no new
-    /// input): an awaitable of its ``Response``, or with ``blocking`` the
-    /// response itself.
+    /// A run on a stored thread with new input: an awaitable of its
+    /// ``Response``, or with ``blocking`` the response itself.
     #[pyo3(signature = (store, thread_id, input, *, deps = None, blocking = false))]
     fn run_on_thread<'py>(
         &self,
         py: Python<'py>,
         store: PyRef<'py, PyStore>,
         thread_id: String,
-        input: Option<&Bound<'py, PyAny>>,
+        input: &Bound<'py, PyAny>,
         deps: Option<Py<PyAny>>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let messages = match input {
-            Some(i) => input::run_input(py, i)?.input,
-            None => Vec::new(),
-        };
+        let messages = input::run_input(py, input)?.input;
         self.on_thread(
             py,
             &store,
@@ -302,6 +298,20 @@ impl PyAgent {
             deps,
             blocking,
         )
+    }
+
+    /// The thread's last run again, from its last committed step (a failed
+    /// tool call runs again; refused when the last run completed).
+    #[pyo3(signature = (store, thread_id, *, deps = None, blocking = false))]
+    fn retry_on_thread<'py>(
+        &self,
+        py: Python<'py>,
+        store: PyRef<'py, PyStore>,
+        thread_id: String,
+        deps: Option<Py<PyAny>>,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.on_thread(py, &store, ThreadWork::Retry(thread_id), deps, blocking)
     }
 
     /// Applies decisions to a run paused on a stored thread (from any

@@ -2,104 +2,79 @@
 //! canonical JSON and its published JSON Schema — the Rust functions
 //! themselves, so Python gets the same results and the same error strings.
 
-use parlance::format::{
-    Conversation, FormatError, ToolSpec, parse_conversation, schema as schemas, to_json,
-};
-use parlance::{Block, Decision, Message, Response, Turn};
+use parlance::format::schema as schemas;
+use parlance::model::documents::{DocKind, Document, parse_document, read_document};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
 
 use crate::convert::{from_py, to_py};
-use crate::errors::{format_error, format_message};
+use crate::errors::{config_error, format_error};
 
-/// The kinds of document a reader exists for.
-const KINDS: &str = "conversation, message, block, response, turn, decision, tool_spec";
-
-/// Reads `value` as `kind`; gives its canonical JSON text.
-fn canonical_json(py: Python<'_>, kind: &str, value: &Value) -> PyResult<String> {
-    let err = |e: FormatError| format_error(py, &e);
-    Ok(match kind {
-        "conversation" => {
-            let c = Conversation::from_value(value).map_err(err)?;
-            if value.is_array() {
-                to_json(&c.messages)
-            } else {
-                to_json(&c)
+/// Reads a document: ``value`` parsed (dicts and lists) or JSON text
+/// (``str`` or ``bytes``), as ``kind`` or as the kind its fields say.
+fn read(py: Python<'_>, value: &Bound<'_, PyAny>, kind: Option<&str>) -> PyResult<Document> {
+    let kind = kind_of(py, kind)?;
+    let read = if let Ok(s) = value.cast::<PyString>() {
+        parse_document(kind, &s.to_cow()?)
+    } else if let Ok(b) = value.cast::<PyBytes>() {
+        match std::str::from_utf8(b.as_bytes()) {
+            Ok(text) => parse_document(kind, text),
+            Err(e) => {
+                return Err(config_error(
+                    py,
+                    format!("value: JSON text must be UTF-8: {e}"),
+                ));
             }
         }
-        "message" => to_json(&Message::from_value(value).map_err(err)?),
-        "block" => to_json(&Block::from_value(value).map_err(err)?),
-        "response" => to_json(&Response::from_value(value).map_err(err)?),
-        "turn" => to_json(&Turn::from_value(value).map_err(err)?),
-        "decision" => to_json(&Decision::from_value(value).map_err(err)?),
-        "tool_spec" => to_json(&ToolSpec::from_value(value).map_err(err)?),
-        other => {
-            return Err(crate::errors::config_error(
-                py,
-                format!("kind: unknown kind {other:?} (expected one of: {KINDS})"),
-            ));
-        }
-    })
+    } else {
+        read_document(kind, &from_py(value, "")?)
+    };
+    read.map_err(|e| format_error(py, &e))
 }
 
-fn parse(py: Python<'_>, kind: &str, text: &str) -> PyResult<Value> {
-    if kind == "conversation" {
-        // The conversation reader words JSON syntax errors itself.
-        if let Err(e) = parse_conversation(text) {
-            return Err(format_error(py, &e));
-        }
-    }
-    serde_json::from_str(text).map_err(|e| {
-        format_message(
-            py,
-            format!(
-                "(root): invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        )
-    })
+/// A kind by name (``None``: recognised from the document's fields).
+fn kind_of(py: Python<'_>, kind: Option<&str>) -> PyResult<Option<DocKind>> {
+    kind.map(DocKind::parse)
+        .transpose()
+        .map_err(|e| config_error(py, e.to_string()))
 }
 
-/// Checks ``value`` (a dict or list) as a ``kind`` document; raises
-/// ``FormatError`` naming the JSON path of the first problem.
+fn to_value<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
+    let out: Value = serde_json::from_str(&doc.canonical).expect("canonical JSON reads back");
+    to_py(py, &out)
+}
+
+/// Checks ``value`` (a parsed document, or its JSON text) as a ``kind``
+/// document, or as the kind its fields say (as ``parlance validate``
+/// does); raises ``FormatError`` naming the JSON path of the first
+/// problem. Returns the kind.
 #[pyfunction]
-#[pyo3(signature = (value, kind = "conversation"))]
-pub fn validate(py: Python<'_>, value: &Bound<'_, PyAny>, kind: &str) -> PyResult<()> {
-    let v = from_py(value, "")?;
-    canonical_json(py, kind, &v).map(drop)
+#[pyo3(signature = (value, kind = None))]
+pub fn validate(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    kind: Option<&str>,
+) -> PyResult<&'static str> {
+    read(py, value, kind).map(|d| d.kind.name())
 }
 
 /// The canonical form of ``value`` (older shapes read into today's).
 #[pyfunction]
-#[pyo3(signature = (value, kind = "conversation"))]
+#[pyo3(signature = (value, kind = None))]
 pub fn canonical<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
-    kind: &str,
+    kind: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let v = from_py(value, "")?;
-    let text = canonical_json(py, kind, &v)?;
-    let out: Value = serde_json::from_str(&text).expect("canonical JSON reads back");
-    to_py(py, &out)
+    to_value(py, &read(py, value, kind)?)
 }
 
 /// The canonical JSON text of ``value``: byte-identical to the Rust core's.
 #[pyfunction]
-#[pyo3(signature = (value, kind = "conversation"))]
-pub fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>, kind: &str) -> PyResult<String> {
-    let v = from_py(value, "")?;
-    canonical_json(py, kind, &v)
-}
-
-/// Reads JSON text as a ``kind`` document; gives its canonical form.
-#[pyfunction]
-#[pyo3(signature = (text, kind = "conversation"))]
-pub fn loads<'py>(py: Python<'py>, text: &str, kind: &str) -> PyResult<Bound<'py, PyAny>> {
-    let v = parse(py, kind, text)?;
-    let canonical = canonical_json(py, kind, &v)?;
-    let out: Value = serde_json::from_str(&canonical).expect("canonical JSON reads back");
-    to_py(py, &out)
+#[pyo3(signature = (value, kind = None))]
+pub fn dumps(py: Python<'_>, value: &Bound<'_, PyAny>, kind: Option<&str>) -> PyResult<String> {
+    read(py, value, kind).map(|d| d.canonical)
 }
 
 /// A published JSON Schema: ``message``, ``content-block``,
@@ -110,7 +85,7 @@ pub fn schema<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let file = format!("{}.schema.json", name.trim_end_matches(".schema.json"));
     match schemas::by_name(&file) {
         Some(v) => to_py(py, &v),
-        None => Err(crate::errors::config_error(
+        None => Err(config_error(
             py,
             format!(
                 "no schema named {name:?} (expected one of: message, content-block, tool-spec, response, decision)"

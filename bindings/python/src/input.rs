@@ -2,7 +2,7 @@
 //! readers so that bad input gets the same path-named errors as in Rust:
 //! the input, earlier turns, a paused response, decisions.
 
-use parlance::format::{FormatError, messages_from_value};
+use parlance::format::{FormatError, messages_from_value, turn_from_value};
 use parlance::{Decision, Message, Response, RunInput, Turn};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -41,8 +41,9 @@ pub fn run_input(py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<RunInput>
     })
 }
 
-/// Earlier turns: responses, turn dicts (`{"messages": [...]}`) or lists
-/// of messages.
+/// Earlier turns: responses, turn dicts (`{"messages": [...]}`, stored
+/// run records) or lists of messages, read by the format's one reader of
+/// turns (a turn without `messages` is one the model does not see).
 pub fn turns(py: Python<'_>, turns: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Turn>> {
     let Some(turns) = turns else {
         return Ok(Vec::new());
@@ -60,18 +61,7 @@ pub fn turns(py: Python<'_>, turns: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<T
             continue;
         }
         let v = from_py(&item, &path)?;
-        let turn = match &v {
-            Value::Array(_) => Turn {
-                messages: messages_from_value(&v, &path).map_err(|e| format_error(py, &e))?,
-            },
-            Value::Object(o) if o.contains_key("status") => Turn {
-                messages: Response::from_value(&v)
-                    .map_err(|e| under(py, e, &path))?
-                    .messages,
-            },
-            _ => Turn::from_value(&v).map_err(|e| under(py, e, &path))?,
-        };
-        out.push(turn);
+        out.push(turn_from_value(&v, &path).map_err(|e| format_error(py, &e))?);
     }
     Ok(out)
 }

@@ -70,7 +70,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::canonical, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::dumps, &fmt)?)?;
-    fmt.add_function(wrap_pyfunction!(format::loads, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::schema, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(convert_formats::convert, &fmt)?)?;
     fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;

@@ -124,7 +124,13 @@ impl PyStore {
 
 /// What a thread run does.
 pub enum ThreadWork {
+    /// New input on a thread.
     Run(String, Vec<Message>),
+    /// The thread's last run again, from its last committed step
+    /// (`ThreadRunner::retry`: a failed call runs again; refused after a
+    /// completed run).
+    Retry(String),
+    /// Decisions for a run paused on a thread.
     Resume(String, Vec<Decision>),
 }
 
@@ -138,6 +144,10 @@ pub async fn on_thread(
     match work {
         ThreadWork::Run(thread, input) => runner
             .run(&thread, input)
+            .await
+            .map_err(|e| Python::attach(|py| store_error(py, &e))),
+        ThreadWork::Retry(thread) => runner
+            .retry(&thread)
             .await
             .map_err(|e| Python::attach(|py| store_error(py, &e))),
         ThreadWork::Resume(run, decisions) => runner.resume(&run, decisions).await.map_err(|e| {

@@ -1,21 +1,24 @@
 //! A paused run crosses languages: one paused by a Rust agent is checked
-//! in as `testdata/python/paused-by-rust.json` (this test writes it with
+//! in as `testdata/paused/paused-by-rust.json` (this test writes it with
 //! `PARLANCE_UPDATE_FIXTURES=1` and fails when it drifts) and resumed by
-//! the Python tests (`test_approvals.py`); one paused by a Python agent,
-//! `paused-by-python.json` (written by the Python tests), is resumed here.
+//! the Python and Node tests; the runs paused by Python and by Node
+//! (`paused-by-python.json`, `paused-by-node.json`, written by their
+//! tests) are resumed here with each of the four decisions of
+//! `testdata/paused/decisions.json`.
+
+use std::sync::{Arc, Mutex};
 
 use parlance::scripted::ScriptedModel;
 use parlance::{
-    Agent, Block, Decision, DecisionKind, FinishReason, Message, Response, Resume, Role, RunStatus,
-    Tool, ToolStatus,
+    Agent, Block, Decision, FinishReason, Message, Response, Resume, Role, RunStatus, Tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {
     format!(
-        "{}/../../testdata/python/{name}",
+        "{}/../../testdata/paused/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }
@@ -68,43 +71,62 @@ async fn a_run_paused_by_rust_is_the_checked_in_fixture() {
 }
 
 #[tokio::test]
-async fn a_run_paused_by_python_resumes_in_rust() {
-    let text = std::fs::read_to_string(fixture("paused-by-python.json")).unwrap();
-    let paused = Response::from_value(&serde_json::from_str(&text).unwrap()).unwrap();
-    assert_eq!(paused.status, RunStatus::RequiresApproval);
-    let request = paused.pending[0].clone();
-    let mut done = Message::assistant("Refunded.");
-    done.finish_reason = Some(FinishReason::Stop);
-    let agent = Agent::builder(ScriptedModel::new([done]))
-        .tool(refund())
-        .build()
-        .unwrap();
-    let r = agent
-        .resume(Resume {
-            turns: Vec::new(),
-            paused,
-            decisions: vec![Decision {
-                tool_call_id: request.tool_call_id.clone(),
-                digest: request.digest.clone(),
-                decision: DecisionKind::Approved,
-                arguments: None,
-                reason: None,
-                content: None,
-            }],
-        })
-        .await
-        .unwrap();
-    assert_eq!(r.status, RunStatus::Completed);
-    assert_eq!(r.text(), "Refunded.");
-    let result = r
-        .messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .find_map(Block::as_tool_result)
-        .unwrap();
-    assert_eq!(result.status, ToolStatus::Ok);
-    assert_eq!(
-        result.content[0].as_text(),
-        Some("refunded 20 EUR on A-1001")
-    );
+async fn runs_paused_by_python_and_node_resume_in_rust_with_each_decision() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixture("decisions.json")).unwrap()).unwrap();
+    assert_eq!(cases.len(), 4, "the four decisions");
+    for file in ["paused-by-python.json", "paused-by-node.json"] {
+        for case in &cases {
+            let what = format!("{file}, {}", case["decision"]["decision"]);
+            let text = std::fs::read_to_string(fixture(file)).unwrap();
+            let paused = Response::from_value(&serde_json::from_str(&text).unwrap()).unwrap();
+            assert_eq!(paused.status, RunStatus::RequiresApproval, "{what}");
+            let request = paused.pending[0].clone();
+            let mut decision = case["decision"].clone();
+            decision["tool_call_id"] = json!(request.tool_call_id);
+            decision["digest"] = json!(request.digest);
+            let decision = Decision::from_value(&decision).unwrap();
+            let ran = Arc::new(Mutex::new(Vec::new()));
+            let mut done = Message::assistant("Done.");
+            done.finish_reason = Some(FinishReason::Stop);
+            let agent = Agent::builder(ScriptedModel::new([done]))
+                .tool(refund_recorded(Arc::clone(&ran)))
+                .build()
+                .unwrap();
+            let r = agent
+                .resume(Resume {
+                    turns: Vec::new(),
+                    paused,
+                    decisions: vec![decision],
+                })
+                .await
+                .unwrap();
+            assert_eq!(r.status, RunStatus::Completed, "{what}");
+            let result = r
+                .messages
+                .iter()
+                .flat_map(|m| &m.content)
+                .find_map(Block::as_tool_result)
+                .unwrap();
+            assert_eq!(json!(result.status), case["status"], "{what}");
+            let text: String = result.content.iter().filter_map(Block::as_text).collect();
+            assert_eq!(json!(text), case["text"], "{what}");
+            assert_eq!(json!(*ran.lock().unwrap()), case["ran"], "{what}");
+            // The resumed history starts with the other language's part.
+            assert_eq!(r.messages[0].text(), "Refund 20 EUR on A-1001", "{what}");
+        }
+    }
+}
+
+fn refund_recorded(ran: Arc<Mutex<Vec<Value>>>) -> Tool {
+    Tool::new("refund", "Refund an order.", move |a: Refund| {
+        let ran = Arc::clone(&ran);
+        async move {
+            ran.lock()
+                .unwrap()
+                .push(json!({"order_id": a.order_id, "amount": a.amount}));
+            Ok::<_, parlance::ToolError>(format!("refunded {} EUR on {}", a.amount, a.order_id))
+        }
+    })
+    .needs_approval()
 }

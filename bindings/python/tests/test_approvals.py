@@ -5,6 +5,7 @@ one written here checked in for the Rust test to resume)."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List
 
@@ -138,22 +139,45 @@ def test_needs_approval_from_a_function_of_the_arguments(mock: Any) -> None:
     assert result_of(paused, "c1")["content"][0]["text"] == "paid 50"
 
 
-def test_a_run_paused_by_rust_resumes_in_python(mock: Any) -> None:
+DECISIONS: List[Dict[str, Any]] = json.loads((REPO / "testdata" / "paused" / "decisions.json").read_text())
+
+
+def decided(d: Dict[str, Any], call_id: str) -> parlance.Decision:
+    """The decision of testdata/paused/decisions.json, made with Python's helpers."""
+    kind = d["decision"]
+    if kind == "approved":
+        return approve(call_id)
+    if kind == "edited":
+        return edit(call_id, d["arguments"])
+    if kind == "rejected":
+        return reject(call_id, d["reason"])
+    return answer(call_id, d["content"])
+
+
+@pytest.mark.parametrize("file", ["paused-by-rust.json", "paused-by-node.json"])
+@pytest.mark.parametrize("case", DECISIONS, ids=[c["decision"]["decision"] for c in DECISIONS])
+def test_a_run_paused_by_rust_or_node_resumes_in_python_with_each_decision(
+    mock: Any, file: str, case: Dict[str, Any]
+) -> None:
     ran.clear()
-    stored = (REPO / "testdata" / "python" / "paused-by-rust.json").read_text()
-    mock.script = lambda body: text("Refunded.")
+    stored = (REPO / "testdata" / "paused" / file).read_text()
+    mock.script = lambda body: text("Done.")
     agent = make_agent(mock, tools=[refund])
-    r = agent.resume_sync(stored, [approve("call_1")])
-    assert r.status == "completed" and r.id == "run_paused_by_rust"
-    assert ran == [{"order_id": "A-1001", "amount": 20}]
-    assert result_of(r, "call_1")["content"][0]["text"] == "refunded 20 EUR on A-1001"
+    r = agent.resume_sync(stored, [decided(case["decision"], "call_1")])
+    assert r.status == "completed" and r.id == json.loads(stored)["id"]
+    result = result_of(r, "call_1")
+    assert result.get("status", "ok") == case["status"]
+    assert "".join(b["text"] for b in result["content"]) == case["text"]
+    assert ran == case["ran"]
+    # The model was sent the other language's part of the history.
+    assert mock.requests[0]["messages"][0] == {"role": "user", "content": "Refund 20 EUR on A-1001"}
 
 
 def test_a_run_paused_by_python_is_the_fixture_rust_resumes(mock: Any) -> None:
     mock.script = after_tools(calls(("call_1", "refund", {"order_id": "A-1001", "amount": 20})), lambda b: "x")
     paused = make_agent(mock, tools=[refund]).run_sync("Refund 20 EUR on A-1001", run_id="run_paused_by_python")
     written = paused.to_json(indent=True) + "\n"
-    path = REPO / "testdata" / "python" / "paused-by-python.json"
+    path = REPO / "testdata" / "paused" / "paused-by-python.json"
     if os.environ.get("PARLANCE_UPDATE_FIXTURES"):
         path.write_text(written)
     assert path.read_text() == written, f"{path} drifted: run with PARLANCE_UPDATE_FIXTURES=1 and commit"

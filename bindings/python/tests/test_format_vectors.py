@@ -48,6 +48,9 @@ def test_invalid_documents_fail_with_the_exact_rust_error(case: Dict[str, Any]) 
     with pytest.raises(FormatError) as e:
         if "text" in case:
             format.loads(case["text"], kind="conversation")
+        elif isinstance(case["input"], str):
+            # A str is JSON text: the document that is a string, written out.
+            format.validate(json.dumps(case["input"]), kind=case["kind"])
         else:
             format.validate(case["input"], kind=case["kind"])
     assert str(e.value) == case["error"]
@@ -56,6 +59,29 @@ def test_invalid_documents_fail_with_the_exact_rust_error(case: Dict[str, Any]) 
         path, _, message = case["error"].partition(": ")
         assert e.value.path == ("" if path == "(root)" else path)
         assert e.value.message == message
+
+
+@pytest.mark.parametrize("case", VALID, ids=[c["name"] for c in VALID])
+def test_validate_without_a_kind_recognises_it_as_parlance_validate_does(case: Dict[str, Any]) -> None:
+    """Parsed values and JSON text (str and bytes) alike."""
+    text = compact(case["value"])
+    assert format.validate(case["value"]) == case["kind"]
+    assert format.validate(text) == case["kind"]
+    assert format.validate(text.encode()) == case["kind"]
+    assert format.dumps(text) == text
+    assert format.loads(text) == case["value"]
+
+
+def test_validate_without_a_kind_names_the_error_of_the_kind_it_recognised() -> None:
+    with pytest.raises(FormatError) as e:
+        format.validate('{"role": "robot", "content": []}')
+    assert str(e.value).startswith('role: unknown role "robot"')
+    with pytest.raises(FormatError) as e:
+        format.validate('[{"role": "user",')
+    assert str(e.value) == "(root): invalid JSON at line 1 column 17: EOF while parsing a value"
+    request = {"model": "gpt-5", "messages": [{"role": "user", "content": "Hi"}]}
+    assert format.validate(request) == "request"
+    assert format.canonical(request)["messages"][0]["content"] == [{"type": "text", "text": "Hi"}]
 
 
 def test_response_vectors_through_the_response_class() -> None:

@@ -88,7 +88,16 @@ def test_the_outcome_table(mock: Any, is_async: bool) -> None:
         ("c1", "ok", "refunded 20 EUR"),
         ("c2", "error", "orders starting with X cannot be refunded"),
         ("c3", "tool_failed", "refund failed: KeyError: 'customer'"),
-        ("c4", "timeout", "refund timed out after 0.3s and was cancelled"),
+        (
+            "c4",
+            "timeout",
+            # An async def is cancelled at its next await; a def runs on a
+            # worker thread that nothing can stop, and the model is told so.
+            "refund timed out after 0.3s and was cancelled"
+            if is_async
+            else "refund timed out after 0.3s; it was told to stop but may still be running,"
+            " and its result will be discarded",
+        ),
         ("c5", "invalid_arguments", "Invalid arguments for refund:\namount: must be at most 500, got 900"),
         ("c6", "error", 'unknown tool "nosuch"; available tools: refund'),
     ]
@@ -151,6 +160,62 @@ def test_an_async_tool_runs_on_the_callers_loop(mock: Any) -> None:
     r = asyncio.run(main())
     assert results(r) == [("c1", "ok", "the gate is open")]
     assert seen["ctx"] == ("run_7", "c1", "wait_for_gate", {"user": "ada"}, True)
+
+
+def test_the_default_timeout_is_60_seconds_for_def_and_async_def_tools(mock: Any) -> None:
+    """The deadline the engine gives a call with no timeout of its own, as
+    the tool's context reads it (no 60 s sleep)."""
+    seen: Dict[str, float] = {}
+
+    @tool
+    def sync_view(ctx: ToolContext) -> str:
+        """Reads its deadline."""
+        seen["def"] = ctx.remaining
+        return "ok"
+
+    @tool
+    async def async_view(ctx: ToolContext) -> str:
+        """Reads its deadline."""
+        seen["async def"] = ctx.deadline - time.monotonic()
+        return "ok"
+
+    mock.script = after_tools(calls(("c1", "sync_view", {}), ("c2", "async_view", {})), lambda b: "ok")
+    r = asyncio.run(make_agent(mock, tools=[sync_view, async_view]).run("go"))
+    assert [s for _, s, _ in results(r)] == ["ok", "ok"]
+    assert set(seen) == {"def", "async def"}
+    for kind, left in seen.items():
+        assert 59.0 < left <= 60.0, (kind, left)
+
+
+def test_a_timed_out_def_tool_is_told_to_stop_and_its_side_effects_still_happen(mock: Any) -> None:
+    effects: List[str] = []
+    stopped = threading.Event()
+
+    @tool(timeout=0.2)
+    def stubborn() -> str:
+        """Ignores its context."""
+        time.sleep(0.5)
+        effects.append("written anyway")
+        return "late"
+
+    @tool(timeout=0.2)
+    def polite(ctx: ToolContext) -> str:
+        """Checks ctx.cancelled and stops."""
+        while not ctx.cancelled:
+            time.sleep(0.01)
+        stopped.set()
+        return "stopped"
+
+    mock.script = after_tools(calls(("c1", "stubborn", {}), ("c2", "polite", {})), lambda b: "ok")
+    r = make_agent(mock, tools=[stubborn, polite]).run_sync("go")
+    assert [(c, s) for c, s, _ in results(r)] == [("c1", "timeout"), ("c2", "timeout")]
+    assert all("may still be running" in t for _, _, t in results(r))
+    tool_results = [b["tool_result"] for m in r.messages for b in m["content"] if b["type"] == "tool_result"]
+    assert [t["artifact"] for t in tool_results] == [{"timeout": {"after_ms": 200, "stopped": False}}] * 2
+    assert stopped.wait(2), "ctx.cancelled turned true at the timeout"
+    assert effects == []
+    time.sleep(0.6)
+    assert effects == ["written anyway"], "the model was told it may still be running: it was"
 
 
 def test_a_timed_out_async_tool_is_cancelled(mock: Any) -> None:

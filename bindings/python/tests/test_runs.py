@@ -72,6 +72,25 @@ def test_await_run_and_turns(mock: Any) -> None:
     assert [m["content"] for m in mock.requests[1]["messages"]] == ["Hi", "You said 1 things.", "Again"]
 
 
+def test_every_turn_shape_of_the_shared_vectors_is_read_by_a_run(mock: Any) -> None:
+    """The turns of testdata/format/legacy.json (whole responses, a failed
+    one without messages, a stored run record) passed to a run: the model
+    sees their messages, in order, then the new input — as in Rust."""
+    from conftest import REPO
+
+    cases = json.loads((REPO / "testdata" / "format" / "legacy.json").read_text())
+    turns = [c for c in cases if c["kind"] == "turn"]
+    assert len(turns) >= 4
+    mock.script = lambda body: text("ok")
+    agent = make_agent(mock)
+    r = agent.run_sync("Next", turns=[c["input"] for c in turns])
+    assert r.text == "ok"
+    seen = [m for c in turns for m in c["expected"]["messages"]]
+    sent = mock.requests[-1]["messages"]
+    assert len(sent) == len(seen) + 1 and sent[-1] == {"role": "user", "content": "Next"}
+    assert [m["role"] for m in sent[:-1]] == [m["role"] for m in seen]
+
+
 def test_response_json_is_the_rust_json_and_reads_back(mock: Any) -> None:
     mock.script = orders_script()
     agent = make_agent(mock, tools=[get_order])

@@ -96,6 +96,43 @@ def test_retry_after_a_failed_run(mock: Any, url: str) -> None:
     assert mock.requests[-1]["messages"] == [{"role": "user", "content": "Hi"}]
 
 
+def test_retry_runs_the_failed_call_again_and_is_refused_after_a_completed_run(mock: Any, url: str) -> None:
+    """Under on_tool_exception="fail" the failing call is run again by the
+    retry (the model is not asked again, nor sent the failure); a retry
+    after a completed run is refused."""
+    attempts: List[str] = []
+
+    @tool
+    def flaky(order_id: str) -> str:
+        """Look up an order."""
+        attempts.append(order_id)
+        if len(attempts) == 1:
+            raise ConnectionError("the order service is down")
+        return f"{order_id} shipped"
+
+    mock.script = after_tools(calls(("c1", "flaky", {"order_id": "A-1"})), lambda b: "It shipped.")
+    store = Store(url)
+    thread = store.create_thread_sync()
+    agent = make_agent(mock, tools=[flaky], on_tool_exception="fail")
+    with pytest.raises(RunError) as e:
+        agent.run_sync("Where is A-1?", store=store, thread_id=thread)
+    assert e.value.code == "tool_failed"
+    asked = len(mock.requests)
+    r = agent.retry_sync(thread, store=store)
+    assert r.status == "completed" and r.text == "It shipped."
+    assert attempts == ["A-1", "A-1"]
+    # One more request only: the answer after the call ran again; it
+    # carries the call's real result, not the failure.
+    assert len(mock.requests) == asked + 1
+    sent = [m for m in mock.requests[-1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in sent] == ["A-1 shipped"]
+    assert [x["status"] for x in store.runs_sync(thread)] == ["failed", "completed"]
+    with pytest.raises(StoreError) as refused:
+        agent.retry_sync(thread, store=store)
+    assert refused.value.kind == "conflict"
+    assert "nothing to retry" in str(refused.value)
+
+
 def test_store_errors_name_what_is_wrong(mock: Any, tmp_path: Any) -> None:
     store = Store(f"sqlite://{tmp_path}/threads.db")
     with pytest.raises(StoreError) as e:

@@ -413,7 +413,11 @@ enum Exec {
     Done(Outcome),
     /// Valid against the schema but not against the Rust argument type.
     BadArguments(String),
-    TimedOut,
+    /// The timeout passed; `stopped`: the call's work stopped with it (an
+    /// async tool's dropped future), else it was only told to stop.
+    TimedOut {
+        stopped: bool,
+    },
 }
 
 fn panic_failure(payload: Box<dyn std::any::Any + Send>) -> ToolFailure {
@@ -442,13 +446,16 @@ async fn execute(
                 Ok(Err(why)) => return Exec::BadArguments(why),
                 Err(payload) => return Exec::Done(Err(panic_failure(payload))),
             };
-            // On timeout the future is dropped: the call is cancelled.
+            // On timeout the future is dropped: the call is cancelled
+            // (unless the tool said its work runs elsewhere).
             match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
                 Ok(Ok(outcome)) => Exec::Done(outcome),
                 Ok(Err(payload)) => Exec::Done(Err(panic_failure(payload))),
                 Err(_) => {
                     cancel.cancel();
-                    Exec::TimedOut
+                    Exec::TimedOut {
+                        stopped: tool.stops_at_timeout(),
+                    }
                 }
             }
         }
@@ -482,7 +489,7 @@ async fn execute(
                 ))),
                 Err(_) => {
                     cancel.cancel();
-                    Exec::TimedOut
+                    Exec::TimedOut { stopped: false }
                 }
             }
         }
@@ -523,6 +530,30 @@ fn seconds(d: Duration) -> String {
     } else {
         format!("{s}s")
     }
+}
+
+/// A timeout's result says what happened to the work: cancelled, or told
+/// to stop and possibly still running (a blocking or detached tool, whose
+/// side effects may still happen). The artifact (kept with the thread,
+/// never sent to a model) records the same for operators.
+fn timed_out(call: &ToolCall, timeout: Duration, stopped: bool) -> CallReport {
+    let after = seconds(timeout);
+    let text = if stopped {
+        format!("{} timed out after {after} and was cancelled", call.name)
+    } else {
+        format!(
+            "{} timed out after {after}; it was told to stop but may still be running, and its result will be discarded",
+            call.name
+        )
+    };
+    let mut report = plain(call, ToolStatus::Timeout, text);
+    report.result.artifact = Some(json!({
+        "timeout": {
+            "after_ms": u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            "stopped": stopped,
+        }
+    }));
+    report
 }
 
 fn finish(
@@ -591,14 +622,6 @@ fn finish(
             }
         }
         Exec::BadArguments(why) => invalid(call, &[format!("(arguments): {why}")]),
-        Exec::TimedOut => plain(
-            call,
-            ToolStatus::Timeout,
-            format!(
-                "{} timed out after {} and was cancelled",
-                call.name,
-                seconds(timeout)
-            ),
-        ),
+        Exec::TimedOut { stopped } => timed_out(call, timeout, stopped),
     }
 }

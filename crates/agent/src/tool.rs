@@ -372,6 +372,9 @@ pub struct Tool {
     pub(crate) needs_approval: Option<ApprovalPredicate>,
     pub(crate) max_invalid_arguments: Option<u32>,
     pub(crate) max_output: Option<usize>,
+    /// Dropping the call's future does not stop its work (see
+    /// [`Tool::detached`]).
+    pub(crate) detached: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -523,6 +526,7 @@ impl Tool {
             needs_approval: None,
             max_invalid_arguments: None,
             max_output: None,
+            detached: false,
         }
     }
 
@@ -566,6 +570,23 @@ impl Tool {
     pub fn max_output(mut self, bytes: usize) -> Tool {
         self.max_output = Some(bytes);
         self
+    }
+
+    /// Says that this async tool's future only waits for work running
+    /// elsewhere (a task it spawned, another process, another language's
+    /// event loop), so dropping it at a timeout does not stop that work.
+    /// A timed-out call then says what is true: the tool was told to stop
+    /// (its [`ToolContext::cancel`] is cancelled) but may still be running,
+    /// and its result will be discarded. Blocking tools are always so; an
+    /// ordinary async tool stops at its next `.await` when dropped.
+    pub fn detached(mut self) -> Tool {
+        self.detached = true;
+        self
+    }
+
+    /// Whether a timed-out call's work stops with it (see [`Tool::detached`]).
+    pub fn stops_at_timeout(&self) -> bool {
+        !self.detached && matches!(self.handler, Handler::Async(_))
     }
 
     /// What the model is told about the tool.

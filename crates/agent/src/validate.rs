@@ -7,6 +7,7 @@ use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
 mod budget;
+mod closed;
 
 /// At most this many problems are reported for one call.
 const MAX_PROBLEMS: usize = 8;
@@ -37,8 +38,17 @@ pub struct SchemaError {
 
 impl ArgValidator {
     /// Compiles a JSON Schema (2020-12 unless the schema names another
-    /// draft), with `format` checked.
+    /// draft), with `format` checked. Arguments the schema does not
+    /// declare are refused unless it allows them on purpose (the
+    /// extra-argument rule: see `closed`).
     pub fn new(tool: &str, schema: &Value) -> Result<Self, SchemaError> {
+        let closed = closed::closed(schema);
+        Self::as_written(tool, closed.as_ref().unwrap_or(schema))
+    }
+
+    /// Compiles a JSON Schema exactly as written: undeclared keys pass
+    /// when the schema does not refuse them (the agent's output schema).
+    pub fn as_written(tool: &str, schema: &Value) -> Result<Self, SchemaError> {
         let validator = jsonschema::options()
             .should_validate_formats(true)
             .build(schema)
@@ -449,9 +459,13 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {
             "type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}}}}});
         let args = json!({"items": [{"sku": "a"}, {"sku": "b"}, {"qty": 1}]});
+        // `qty` is not declared: an undeclared argument is a wrong one.
         assert_eq!(
             problems(schema, args),
-            ["items[2].sku: required property missing"]
+            [
+                "items[2].qty: unexpected property",
+                "items[2].sku: required property missing"
+            ]
         );
     }
 

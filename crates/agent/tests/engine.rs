@@ -177,6 +177,10 @@ async fn async_timeout_cancels_the_call() {
     assert_eq!(r.result.status, ToolStatus::Timeout);
     assert_eq!(text(&r), "get_order timed out after 60s and was cancelled");
     assert_eq!(
+        r.result.artifact,
+        Some(json!({"timeout": {"after_ms": 60000, "stopped": true}}))
+    );
+    assert_eq!(
         started.elapsed(),
         Duration::from_secs(60),
         "the default is 60 s"
@@ -207,6 +211,53 @@ async fn async_timeout_cancels_the_call() {
     .await;
     assert_eq!(r.result.status, ToolStatus::Timeout);
     assert_eq!(t0.elapsed(), Duration::from_secs(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_detached_tool_that_times_out_is_told_to_stop_and_said_to_be_maybe_running() {
+    // The future only waits for work elsewhere (a spawned task here, a
+    // JavaScript promise in the npm package): dropping it stops nothing.
+    let finished = Arc::new(AtomicUsize::new(0));
+    let f = finished.clone();
+    let mut tb = ToolBox::new();
+    tb.add(
+        Tool::new("remote", "x", move |_: Value, ctx: ToolContext| {
+            let f = f.clone();
+            let work = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(90)).await;
+                f.fetch_add(1, Ordering::SeqCst);
+            });
+            async move {
+                ctx.cancel.cancelled().await;
+                let _ = work;
+                Ok::<_, ToolError>("done")
+            }
+        })
+        .detached(),
+    )
+    .unwrap();
+    let t = tb.get("remote").unwrap();
+    assert!(!t.stops_at_timeout());
+    let r = run(
+        &tb,
+        &call("c", "remote", json!({})),
+        &CallSettings::default(),
+    )
+    .await;
+    assert_eq!(r.result.status, ToolStatus::Timeout);
+    assert_eq!(
+        text(&r),
+        "remote timed out after 60s; it was told to stop but may still be running, and its result will be discarded"
+    );
+    assert_eq!(
+        r.result.artifact,
+        Some(json!({"timeout": {"after_ms": 60000, "stopped": false}}))
+    );
+    // And it was: the work elsewhere finishes after the timeout.
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+    assert!(Tool::new("t", "x", order_tool).stops_at_timeout());
+    assert!(!Tool::blocking("t", "x", blocking_order_tool).stops_at_timeout());
 }
 
 #[tokio::test(start_paused = true)]
@@ -258,9 +309,15 @@ async fn blocking_timeout_abandons_the_thread_and_discards_its_late_result() {
     tokio::time::advance(Duration::from_secs(60)).await;
     let r = task.await.unwrap();
     assert_eq!(r.result.status, ToolStatus::Timeout);
+    // A blocking thread cannot be stopped: the model is told so, not
+    // that the call was cancelled.
     assert_eq!(
         text(&r),
-        "get_order_sync timed out after 60s and was cancelled"
+        "get_order_sync timed out after 60s; it was told to stop but may still be running, and its result will be discarded"
+    );
+    assert_eq!(
+        r.result.artifact,
+        Some(json!({"timeout": {"after_ms": 60000, "stopped": false}}))
     );
     // The worker saw its cancellation token and returned; that late result
     // is discarded (and logged), never delivered.

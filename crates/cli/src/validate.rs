@@ -5,13 +5,11 @@
 
 use std::process::ExitCode;
 
-use parlance_format::{
-    Block, Conversation, Decision, FormatError, Message, Response, Role, ToolSpec, Turn,
-};
-use parlance_model::RequestDocument;
+use parlance_format::{Block, Message, Role};
+use parlance_model::documents::{self, Document};
 use serde_json::{Value, json};
 
-/// What a document is.
+/// What a document is (`--kind`; the model crate's [`documents::DocKind`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DocKind {
     /// An array of messages, or `{"messages", "tools"}`.
@@ -33,114 +31,24 @@ pub enum DocKind {
     Turn,
 }
 
-impl DocKind {
-    fn name(self) -> &'static str {
-        match self {
-            DocKind::Conversation => "conversation",
-            DocKind::Message => "message",
-            DocKind::Response => "response",
-            DocKind::Request => "request",
-            DocKind::Decision => "decision",
-            DocKind::Block => "block",
-            DocKind::ToolSpec => "tool spec",
-            DocKind::Turn => "turn",
-        }
-    }
-
-    /// The kind a document's fields say it is.
-    fn detect(v: &Value) -> DocKind {
-        let Some(m) = v.as_object() else {
-            return DocKind::Conversation;
-        };
-        let has = |k: &str| m.contains_key(k);
-        if has("status") {
-            DocKind::Response
-        } else if has("role") {
-            DocKind::Message
-        } else if has("decision") {
-            DocKind::Decision
-        } else if has("type") {
-            DocKind::Block
-        } else if has("input_schema") {
-            DocKind::ToolSpec
-        } else if m.keys().all(|k| k == "messages" || k == "tools") {
-            DocKind::Conversation
-        } else {
-            DocKind::Request
+impl From<DocKind> for documents::DocKind {
+    fn from(k: DocKind) -> Self {
+        match k {
+            DocKind::Conversation => documents::DocKind::Conversation,
+            DocKind::Message => documents::DocKind::Message,
+            DocKind::Response => documents::DocKind::Response,
+            DocKind::Request => documents::DocKind::Request,
+            DocKind::Decision => documents::DocKind::Decision,
+            DocKind::Block => documents::DocKind::Block,
+            DocKind::ToolSpec => documents::DocKind::ToolSpec,
+            DocKind::Turn => documents::DocKind::Turn,
         }
     }
 }
 
-/// A document read, with what the summary and `--canonical` need.
-struct Read {
-    messages: Vec<Message>,
-    tools: usize,
-    canonical: Value,
-}
-
-fn read(kind: DocKind, v: &Value) -> Result<Read, FormatError> {
-    let just = |canonical: Value| Read {
-        messages: Vec::new(),
-        tools: 0,
-        canonical,
-    };
-    Ok(match kind {
-        DocKind::Conversation => {
-            let c = Conversation::from_value(v)?;
-            let canonical = if v.is_array() {
-                json!(c.messages)
-            } else {
-                json!(c)
-            };
-            Read {
-                tools: c.tools.len(),
-                messages: c.messages,
-                canonical,
-            }
-        }
-        DocKind::Message => {
-            let m = Message::from_value(v)?;
-            Read {
-                canonical: json!(m),
-                messages: vec![m],
-                tools: 0,
-            }
-        }
-        DocKind::Response => {
-            let r = Response::from_value(v)?;
-            Read {
-                canonical: json!(r),
-                messages: r.messages,
-                tools: 0,
-            }
-        }
-        DocKind::Request => {
-            let d = RequestDocument::from_value(v)?;
-            Read {
-                canonical: d.to_value(),
-                tools: d.request.tools.len(),
-                messages: d.request.messages,
-            }
-        }
-        DocKind::Turn => {
-            let t = Turn::from_value(v)?;
-            Read {
-                canonical: json!(t),
-                messages: t.messages,
-                tools: 0,
-            }
-        }
-        DocKind::Decision => just(json!(Decision::from_value(v)?)),
-        DocKind::Block => just(json!(Block::from_value(v)?)),
-        DocKind::ToolSpec => {
-            let t = ToolSpec::from_value(v)?;
-            Read {
-                canonical: json!(t),
-                messages: Vec::new(),
-                tools: 1,
-            }
-        }
-    })
+/// How the summary names a kind (`tool spec`).
+fn label(kind: documents::DocKind) -> String {
+    kind.name().replace('_', " ")
 }
 
 /// Validates `text` (from `file`); prints the result; exit 1 when invalid.
@@ -151,21 +59,9 @@ pub fn validate(
     as_json: bool,
     canonical: bool,
 ) -> ExitCode {
-    let result = match serde_json::from_str::<Value>(text) {
-        // Let the format crate word the syntax error.
-        Err(e) => Err(parlance_format::parse_conversation(text)
-            .err()
-            .unwrap_or_else(|| FormatError {
-                path: String::new(),
-                message: format!("invalid JSON: {e}"),
-            })),
-        Ok(v) => {
-            let kind = kind.unwrap_or_else(|| DocKind::detect(&v));
-            read(kind, &v).map(|r| (kind, r))
-        }
-    };
-    match result {
-        Ok((kind, r)) => {
+    match documents::parse_document(kind.map(Into::into), text) {
+        Ok(r) => {
+            let kind = r.kind;
             let calls: usize = r.messages.iter().map(|m| m.tool_calls().count()).sum();
             let results: usize = r
                 .messages
@@ -175,18 +71,18 @@ pub fn validate(
                 .count();
             if as_json {
                 let mut out = json!({
-                    "valid": true, "kind": kind.name(), "messages": r.messages.len(),
+                    "valid": true, "kind": label(kind), "messages": r.messages.len(),
                     "tool_calls": calls, "tool_results": results, "tools": r.tools,
                 });
                 if canonical {
                     // The value itself: no text to read back.
-                    out["canonical"] = r.canonical;
+                    out["canonical"] = canonical_value(&r);
                 }
                 println!("{}", serde_json::to_string_pretty(&out).expect("json"));
             } else {
                 println!(
                     "{file}: valid {}: {} message(s) ({}), {calls} tool call(s), {results} tool result(s), {} tool(s)",
-                    kind.name(),
+                    label(kind),
                     r.messages.len(),
                     role_summary(&r.messages),
                     r.tools
@@ -194,7 +90,7 @@ pub fn validate(
                 if canonical {
                     println!(
                         "{}",
-                        serde_json::to_string_pretty(&r.canonical).expect("json")
+                        serde_json::to_string_pretty(&canonical_value(&r)).expect("json")
                     );
                 }
             }
@@ -211,6 +107,10 @@ pub fn validate(
             ExitCode::from(1)
         }
     }
+}
+
+fn canonical_value(doc: &Document) -> Value {
+    serde_json::from_str(&doc.canonical).expect("canonical JSON reads back")
 }
 
 fn role_summary(messages: &[Message]) -> String {

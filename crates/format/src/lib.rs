@@ -42,7 +42,10 @@ pub use depth::{MAX_VALUE_DEPTH, within_depth};
 pub use error::FormatError;
 pub use id::new_id;
 pub use message::{Message, Role};
-pub use read::{Conversation, check_links, messages_from_value, parse_conversation};
+pub use read::{
+    Conversation, check_links, messages_from_value, parse_conversation, parse_json,
+    turn_from_value, turns_from_value,
+};
 pub use response::{Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn};
 pub use tool::ToolSpec;
 pub use usage::{FinishReason, Usage};

@@ -211,6 +211,53 @@ impl Decision {
     pub fn from_value(value: &Value) -> Result<Decision, FormatError> {
         crate::read::decision(value, &crate::read::Path::root())
     }
+
+    fn on(request: &ApprovalRequest, decision: DecisionKind) -> Decision {
+        Decision {
+            tool_call_id: request.tool_call_id.clone(),
+            digest: request.digest.clone(),
+            decision,
+            arguments: None,
+            reason: None,
+            content: None,
+        }
+    }
+
+    /// Run the call as the model asked.
+    ///
+    /// ```
+    /// # use parlance_format::{ApprovalRequest, Decision, DecisionKind, ToolCall};
+    /// # let request = ApprovalRequest::for_call(&ToolCall::new("c1", "refund", serde_json::json!({"amount": 20})));
+    /// let d = Decision::approve(&request);
+    /// assert_eq!((d.decision, d.digest), (DecisionKind::Approved, request.digest));
+    /// ```
+    pub fn approve(request: &ApprovalRequest) -> Decision {
+        Decision::on(request, DecisionKind::Approved)
+    }
+
+    /// Run the call with these arguments instead (validated again).
+    pub fn edit(request: &ApprovalRequest, arguments: Value) -> Decision {
+        Decision {
+            arguments: Some(arguments),
+            ..Decision::on(request, DecisionKind::Edited)
+        }
+    }
+
+    /// Do not run the call; the model reads why.
+    pub fn reject(request: &ApprovalRequest, reason: impl Into<String>) -> Decision {
+        Decision {
+            reason: Some(reason.into()),
+            ..Decision::on(request, DecisionKind::Rejected)
+        }
+    }
+
+    /// Do not run the call; this content stands in for its result.
+    pub fn answer(request: &ApprovalRequest, content: impl Into<String>) -> Decision {
+        Decision {
+            content: Some(vec![Block::text(content)]),
+            ..Decision::on(request, DecisionKind::Answered)
+        }
+    }
 }
 
 impl<'de> serde::Deserialize<'de> for Decision {

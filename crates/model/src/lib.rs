@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod document;
+pub mod documents;
 mod error;
 mod request;
 pub mod schema;

@@ -68,6 +68,7 @@ pub use serde_json::{self, json};
 /// The crates behind this one, whole.
 pub use parlance_agent as agent;
 pub use parlance_format as format;
+pub use parlance_model as model;
 /// The scripted model: a [`Model`] that answers from a script, for tests.
 pub use parlance_model::scripted;
 

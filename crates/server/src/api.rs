@@ -161,15 +161,11 @@ pub fn input_messages(input: &InputSpec) -> Result<Vec<Message>, ApiError> {
     }
 }
 
-/// Earlier turns, read with their paths.
+/// Earlier turns, read with their paths (the format's one reader of
+/// turns, as in Python and Node).
 pub fn turns(v: &[Value]) -> Result<Vec<Turn>, ApiError> {
-    v.iter()
-        .enumerate()
-        .map(|(i, t)| {
-            Turn::from_value(t)
-                .map_err(|e| ApiError::invalid_request(e.under(&format!("turns[{i}]")).to_string()))
-        })
-        .collect()
+    parlance_format::turns_from_value(&Value::Array(v.to_vec()), "turns")
+        .map_err(|e| ApiError::invalid_request(e.to_string()))
 }
 
 /// A thread the caller may see (others get 404, as if it did not exist).

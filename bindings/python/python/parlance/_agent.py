@@ -289,9 +289,11 @@ class Agent(Generic[T]):
         )
 
     async def retry(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
-        """Runs a stored thread again with no new input (after a failed run:
-        its history already holds what the model needs)."""
-        r: Response[T] = await self._core.run_on_thread(store._core, thread_id, None, deps=deps)
+        """Runs the thread's last run again from its last committed step: a
+        tool call that failed it (``on_tool_exception="fail"``) runs again,
+        and a failed model request is sent again. Refused with
+        ``StoreError`` (kind ``conflict``) when the last run did not fail."""
+        r: Response[T] = await self._core.retry_on_thread(store._core, thread_id, deps=deps)
         return r
 
     def retry_sync(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
@@ -301,7 +303,7 @@ class Agent(Generic[T]):
             import asyncio
 
             return asyncio.run(self.retry(thread_id, store=store, deps=deps))
-        r: Response[T] = self._core.run_on_thread(store._core, thread_id, None, deps=deps, blocking=True)
+        r: Response[T] = self._core.retry_on_thread(store._core, thread_id, deps=deps, blocking=True)
         return r
 
     @property

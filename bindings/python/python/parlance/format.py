@@ -4,10 +4,20 @@ the published JSON Schema.
 
 ``kind`` is one of ``conversation`` (a list of messages, or
 ``{"messages": [...], "tools": [...]}``), ``message``, ``block``,
-``response``, ``turn``, ``decision``, ``tool_spec``.
+``response``, ``request`` (a request document, as ``parlance convert``
+writes), ``turn``, ``decision``, ``tool_spec``. Without a ``kind``, the
+document's fields say which (as ``parlance validate FILE`` does):
+``status`` → response, ``role`` → message, ``decision`` → decision,
+``type`` → block, ``input_schema`` → tool_spec, a list or only
+``messages``/``tools`` → conversation, anything else → request.
+
+A document is given parsed (dicts and lists) or as JSON text (``str`` or
+``bytes``).
 """
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Literal, Optional, Union
+
+Kind = Literal["conversation", "message", "block", "response", "request", "turn", "decision", "tool_spec"]
 
 from ._core import format as _native
 from ._errors import FormatError
@@ -15,25 +25,30 @@ from ._errors import FormatError
 FORMAT_VERSION: str = _native.FORMAT_VERSION
 
 
-def validate(value: Any, kind: str = "conversation") -> None:
-    """Checks ``value`` (dicts and lists) as a ``kind`` document; raises
-    ``FormatError`` naming the JSON path of the first problem."""
-    _native.validate(value, kind)
+def validate(value: Any, kind: Optional[Kind] = None) -> Kind:
+    """Checks ``value`` (parsed, or JSON text) as a ``kind`` document, or
+    as the kind its fields say; raises ``FormatError`` naming the JSON
+    path of the first problem. Returns the kind it was read as."""
+    found: Kind = _native.validate(value, kind)
+    return found
 
 
-def canonical(value: Any, kind: str = "conversation") -> Any:
+def canonical(value: Any, kind: Optional[Kind] = None) -> Any:
     """The canonical form of ``value`` (older shapes read into today's)."""
     return _native.canonical(value, kind)
 
 
-def dumps(value: Any, kind: str = "conversation") -> str:
+def dumps(value: Any, kind: Optional[Kind] = None) -> str:
     """Canonical JSON text, byte-identical to the Rust core's."""
     return _native.dumps(value, kind)
 
 
-def loads(text: str, kind: str = "conversation") -> Any:
-    """Reads JSON text as a ``kind`` document; gives its canonical form."""
-    return _native.loads(text, kind)
+def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any:
+    """Reads JSON text as a ``kind`` document (or the kind its fields say);
+    gives its canonical form. Syntax errors name the line and column."""
+    if not isinstance(text, (str, bytes)):
+        raise TypeError(f"loads() takes JSON text (str or bytes), got {type(text).__name__}")
+    return _native.canonical(text, kind)
 
 
 def convert(

@@ -132,7 +132,7 @@ impl AgentBuilder {
             tools.add(t)?;
         }
         let output = match &self.options.output_schema {
-            Some(s) => Some(ArgValidator::new(&s.name, &s.schema)?),
+            Some(s) => Some(ArgValidator::as_written(&s.name, &s.schema)?),
             None => None,
         };
         let specs: Arc<[ToolSpec]> = tools.specs().into();

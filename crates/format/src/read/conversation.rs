@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::json::{Obj, Path, R, as_array, describe, parse_json};
 use super::messages::{messages, tool_spec};
-use crate::{Block, FormatError, Message, ToolSpec};
+use crate::{Block, FormatError, Message, ToolSpec, Turn};
 
 /// A conversation file: the messages and, optionally, the tools offered.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -151,6 +151,38 @@ pub fn messages_from_value(value: &Value, prefix: &str) -> Result<Vec<Message>, 
     let msgs = messages(value, &Path::Root).map_err(|e| e.under(prefix))?;
     check_links(&msgs, prefix)?;
     Ok(msgs)
+}
+
+/// Reads earlier turns passed back to a run (`turns[]`), path-prefixed by
+/// `prefix`: each a turn or a whole earlier response (an object whose
+/// `messages` are the model's context; other fields are not read, and a
+/// turn without `messages` is one the model does not see), or a list of
+/// messages. The one reader of turns for every language and the HTTP API.
+pub fn turns_from_value(value: &Value, prefix: &str) -> Result<Vec<Turn>, FormatError> {
+    let Value::Array(items) = value else {
+        return Err(FormatError {
+            path: prefix.to_string(),
+            message: format!(
+                "expected a list of turns (responses, turns or lists of messages), got {}",
+                describe(value)
+            ),
+        });
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| turn_from_value(item, &format!("{prefix}[{i}]")))
+        .collect()
+}
+
+/// Reads one earlier turn (see [`turns_from_value`]) at `path`.
+pub fn turn_from_value(value: &Value, path: &str) -> Result<Turn, FormatError> {
+    match value {
+        Value::Array(_) => Ok(Turn {
+            messages: messages_from_value(value, path)?,
+        }),
+        _ => Turn::from_value(value).map_err(|e| e.under(path)),
+    }
 }
 
 impl FormatError {

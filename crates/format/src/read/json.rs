@@ -59,8 +59,10 @@ impl<'a> Path<'a> {
 
 pub(super) type R<T> = Result<T, FormatError>;
 
-/// Parses JSON text, turning a syntax error into a [`FormatError`].
-pub(crate) fn parse_json(text: &str) -> R<Value> {
+/// Parses JSON text, turning a syntax error into a [`FormatError`] worded as
+/// every reader words it (`(root): invalid JSON at line 1 column 17: EOF
+/// while parsing a value`).
+pub fn parse_json(text: &str) -> R<Value> {
     serde_json::from_str(text).map_err(|e| {
         FormatError::new(
             "",
