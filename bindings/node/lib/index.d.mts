@@ -100,8 +100,15 @@ export interface ToolContext<Deps = any> {
   readonly runId: string;
   /** The thread's id, when the run is on one. */
   readonly threadId: string | undefined;
-  /** Aborted when the call times out or its run stops. */
+  /**
+   * Aborted when the call times out or its run stops. JavaScript cannot be
+   * stopped from outside: a tool that should stop at its timeout passes it
+   * on (`fetch(url, { signal: ctx.abortSignal })`) or checks `aborted`;
+   * otherwise it keeps running and its result is discarded.
+   */
   readonly abortSignal: AbortSignal;
+  /** The same signal as `abortSignal` (the name the OpenAI Agents SDK and `fetch` use). */
+  readonly signal: AbortSignal;
   /** When the call times out (milliseconds since the epoch, like `Date.now()`). */
   readonly deadline: number;
   /** What the caller passed as `deps` to the run. */
@@ -416,17 +423,21 @@ export declare class StoreError extends ParlanceError {
 // ---------------------------------------------------------------- format
 
 /** The kinds of canonical document. */
-export type DocumentKind = "conversation" | "message" | "block" | "response" | "turn" | "decision" | "tool_spec";
+export type DocumentKind = "conversation" | "message" | "block" | "response" | "request" | "turn" | "decision" | "tool_spec";
 
-/** The canonical format: the Rust readers, the published schema. */
+/**
+ * The canonical format: the Rust readers, the published schema. A document
+ * is a parsed value or its JSON text (a string or a Buffer); without a
+ * `kind`, its fields say which (as `parlance validate` does).
+ */
 export declare const format: {
   /** The canonical form of `value` read as `kind` (older shapes read into today's). */
   canonical(value: unknown, kind?: DocumentKind): JsonValue;
-  /** Throws FormatError (naming the JSON path) unless `value` is a canonical `kind` document. */
-  validate(value: unknown, kind?: DocumentKind): void;
+  /** Throws FormatError (naming the JSON path) unless `value` is a canonical document; returns the kind it was read as. */
+  validate(value: unknown, kind?: DocumentKind): DocumentKind;
   /** The canonical JSON text, byte-identical to Rust's. */
   stringify(value: unknown, kind?: DocumentKind): string;
-  /** Reads JSON text as `kind`; gives its canonical form. */
+  /** Reads JSON text as `kind` (or the kind its fields say); gives its canonical form. */
   parse(jsonText: string, kind?: DocumentKind): JsonValue;
   /**
    * A request or a response from one format to another (`canonical`,

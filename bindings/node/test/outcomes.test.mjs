@@ -166,6 +166,8 @@ test("a sync tool that blocks does not stop async tools from finishing", async (
   const started = [];
   const fetchish = tool({
     name: "fetchish",
+    // The arguments are declared: an undeclared one would be refused.
+    parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
     execute: async ({ n }) => {
       started.push(n);
       await sleep(30);
@@ -174,6 +176,8 @@ test("a sync tool that blocks does not stop async tools from finishing", async (
   });
   const block = tool({
     name: "block",
+    // The arguments are declared: an undeclared one would be refused.
+    parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
     execute: ({ n }) => {
       const until = Date.now() + 300;
       while (Date.now() < until); // JavaScript is single-threaded: this holds the main thread

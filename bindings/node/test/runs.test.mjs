@@ -111,6 +111,8 @@ test("100 concurrent runs against one mock, each with a tool call", async (t) =>
   const seen = new Set();
   const echo = tool({
     name: "echo",
+    // The arguments are declared: an undeclared one would be refused.
+    parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
     execute: async ({ n }) => {
       await sleep(Math.random() * 20);
       seen.add(n);
