@@ -40,7 +40,8 @@ class Window(BaseModel):
 
 
 def even(n: int) -> int:
-    assert n % 2 == 0, f"must be even, got {n}"
+    if n % 2:
+        raise ValueError(f"must be even, got {n}")
     return n
 
 
