@@ -218,7 +218,10 @@ fn refused(json: &str) -> ToolFailure {
         return ToolFailure::unexpected("TypeError", "the schema's issues are not readable");
     };
     let problems = items.iter().map(|item| {
-        let steps = item["path"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let steps = item["path"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let path = steps.iter().map(PathStep::from_json);
         ArgumentProblem::new(path, item["message"].as_str().unwrap_or("is not valid"))
     });

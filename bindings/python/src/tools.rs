@@ -139,8 +139,7 @@ fn refused(value: &Bound<'_, PyAny>) -> Option<ToolFailure> {
     if !is_a(value, arguments_refused_class(value.py())) {
         return None;
     }
-    let pairs: Vec<(Bound<'_, PyAny>, String)> =
-        value.getattr("problems").ok()?.extract().ok()?;
+    let pairs: Vec<(Bound<'_, PyAny>, String)> = value.getattr("problems").ok()?.extract().ok()?;
     let problems = pairs.into_iter().map(|(loc, message)| {
         let steps = match from_py(&loc, "(location)") {
             Ok(Value::Array(steps)) => steps,

@@ -749,7 +749,10 @@ async fn the_argument_types_own_refusal_names_its_path() {
         text(&r),
         "Invalid arguments for basket:\nitems[1].sku: must start with S-, got \"X-1\""
     );
-    assert_eq!(r.cause, None, "a refusal is not a failure, whatever the policy");
+    assert_eq!(
+        r.cause, None,
+        "a refusal is not a failure, whatever the policy"
+    );
 }
 
 #[tokio::test]
