@@ -4,8 +4,9 @@
 // the schema's own check runs (a Standard Schema's `validate`: what it
 // refuses goes back as invalid arguments, what it gives is what `execute`
 // receives), then the function (sync or async alike), and the outcome is
-// handed back with `native.complete`. These host functions must never throw: a throw
-// in a thread-safe call would end the process, so everything is caught.
+// handed back with `native.complete`. These host functions must never
+// throw: a throw in a thread-safe call would end the process, so
+// everything is caught.
 
 const native = require("./native.cjs");
 const { isToolError } = require("./errors.cjs");
