@@ -703,6 +703,26 @@ mod tests {
     }
 
     #[test]
+    fn a_tools_own_problems_are_capped_like_the_schemas() {
+        let many: Vec<ArgumentProblem> = (0..10)
+            .map(|i| ArgumentProblem::new([PathStep::from("tags"), i.into()], "is taken"))
+            .collect();
+        let lines = problem_lines(&many);
+        assert_eq!(lines.len(), MAX_PROBLEMS + 1);
+        assert_eq!(lines[0], "tags[0]: is taken");
+        assert_eq!(lines[MAX_PROBLEMS], "(more problems not shown)");
+        assert_eq!(
+            problem_lines(&many[..MAX_PROBLEMS]).len(),
+            MAX_PROBLEMS,
+            "exactly the most: no line about more"
+        );
+        assert_eq!(
+            problem_lines(&[]),
+            ["(arguments): refused by the tool's own check"]
+        );
+    }
+
+    #[test]
     fn a_bad_schema_is_an_error() {
         let e = ArgValidator::new("f", &json!({"type": "nope"})).unwrap_err();
         assert!(
