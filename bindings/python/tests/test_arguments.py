@@ -212,3 +212,27 @@ def test_a_returned_tool_error_is_an_error_for_the_model(mock: Any, is_async: bo
     assert r.status == "completed"
     assert results(r) == [("c1", "error", "no order A-9")]
     assert [m["content"] for m in tool_messages(mock.requests[1])] == ["no order A-9"]
+
+
+def test_pydantic_checks_a_call_when_it_runs_after_its_approval(mock: Any) -> None:
+    from parlance import approve, edit
+
+    ran: List[int] = []
+
+    @tool(needs_approval=True)
+    def seat(chairs: Annotated[int, AfterValidator(even)]) -> str:
+        """Seats people."""
+        ran.append(chairs)
+        return f"seated {chairs}"
+
+    mock.script = after_tools(calls(("c1", "seat", {"chairs": 3}), ("c2", "seat", {"chairs": 4})), lambda body: "done")
+    agent = make_agent(mock, tools=[seat])
+    paused = agent.run_sync("seat")
+    assert paused.status == "requires_approval", "the check has not run yet: both wait"
+    assert [p.tool_call_id for p in paused.pending] == ["c1", "c2"]
+    r = agent.resume_sync(paused, [approve("c1"), edit("c2", {"chairs": 5})])
+    assert results(r) == [
+        ("c1", "invalid_arguments", "Invalid arguments for seat:\nchairs: must be even, got 3"),
+        ("c2", "invalid_arguments", "Invalid arguments for seat:\nchairs: must be even, got 5"),
+    ]
+    assert ran == []
