@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { tool, ToolError, RunError } from "parlance-ai";
+import { tool, ToolError, RunError, approve, edit } from "parlance-ai";
 import { z } from "zod";
 import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
 import { agentFor, results, textOf } from "./helpers/agents.mjs";
@@ -111,3 +111,26 @@ for (const kind of ["sync", "async"]) {
     assert.deepEqual(sent, ["no order A-9"]);
   });
 }
+
+test("zod checks a call when it runs, after its approval (an edited one too)", async (t) => {
+  const seen = [];
+  const seat = tool({
+    name: "seat",
+    parameters: z.object({ chairs: z.number().int().refine((n) => n % 2 === 0, { message: "must be even" }) }),
+    needsApproval: true,
+    execute: ({ chairs }) => {
+      seen.push(chairs);
+      return `seated ${chairs}`;
+    },
+  });
+  const mock = await startMock(afterTools(calls(["c1", "seat", { chairs: 3 }], ["c2", "seat", { chairs: 4 }]), () => text("Done.")));
+  t.after(mock.close);
+  const agent = agentFor(mock, { tools: [seat] });
+  const paused = await agent.run("seat");
+  assert.equal(paused.status, "requires_approval", "the check has not run yet: both wait");
+  const r = await agent.resume(paused, [approve("c1"), edit("c2", { chairs: 5 })]);
+  const got = results(r);
+  assert.deepEqual([got.c1.status, textOf(got.c1)], ["invalid_arguments", "Invalid arguments for seat:\nchairs: must be even"]);
+  assert.deepEqual([got.c2.status, textOf(got.c2)], ["invalid_arguments", "Invalid arguments for seat:\nchairs: must be even"]);
+  assert.deepEqual(seen, []);
+});
