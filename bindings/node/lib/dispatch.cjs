@@ -1,12 +1,16 @@
 "use strict";
 // Runs the tool functions on Node's main thread for the Rust engine (see
 // bindings/node/src/host.rs). The engine validated the arguments; here
-// the function is called (sync or async alike), and its outcome handed back
-// with `native.complete`. These host functions must never throw: a throw
-// in a thread-safe call would end the process, so everything is caught.
+// the schema's own check runs (a Standard Schema's `validate`: what it
+// refuses goes back as invalid arguments, what it gives is what `execute`
+// receives), then the function (sync or async alike), and the outcome is
+// handed back with `native.complete`. These host functions must never
+// throw: a throw in a thread-safe call would end the process, so
+// everything is caught.
 
 const native = require("./native.cjs");
 const { isToolError } = require("./errors.cjs");
+const { problems } = require("./schema.cjs");
 
 /** Runs in flight, by tag: their `deps`, and failed tools' errors under `fail`. */
 const runs = new Map();
@@ -31,6 +35,11 @@ function endRun(tag) {
 
 function ok(token, value) {
   calls.delete(token);
+  // A returned ToolError says what a thrown one does.
+  if (isToolError(value)) {
+    native.complete(token, 1, String(value.message ?? ""), undefined);
+    return;
+  }
   let text;
   try {
     text = value === undefined || value === null ? undefined : JSON.stringify(value);
@@ -54,6 +63,21 @@ function failed(token, run, callId, e) {
   native.complete(token, 2, message, name);
 }
 
+/** The schema refused the arguments: its issues, for the model. */
+function refused(token, issues) {
+  calls.delete(token);
+  native.complete(token, 3, JSON.stringify(problems(issues)), undefined);
+}
+
+/** Calls `then` with `v`, now or when the promise `v` settles. */
+function settle(v, then, fail) {
+  if (v !== null && typeof v === "object" && typeof v.then === "function") {
+    v.then(then, fail);
+  } else {
+    then(v);
+  }
+}
+
 /** The dispatcher of an agent's tools (`tools[index]`). */
 function dispatcher(tools) {
   // The native module hands the arguments over as one array.
@@ -73,14 +97,25 @@ function dispatcher(tools) {
         deadline: Date.now() + remainingMs,
         deps: run?.deps,
       };
-      const out = t.execute(JSON.parse(argsJson), ctx);
-      if (out !== null && typeof out === "object" && typeof out.then === "function") {
-        out.then(
-          (v) => ok(token, v),
-          (e) => failed(token, run, callId, e),
-        );
+      const fail = (e) => failed(token, run, callId, e);
+      const args = JSON.parse(argsJson);
+      const start = (checked) => {
+        if (checked.issues !== undefined) {
+          refused(token, checked.issues);
+          return;
+        }
+        settle(t.execute(checked.value, ctx), (v) => ok(token, v), fail);
+      };
+      if (t._check === undefined) {
+        start({ value: args });
       } else {
-        ok(token, out);
+        settle(t._check(args), (checked) => {
+          try {
+            start(checked);
+          } catch (e) {
+            fail(e);
+          }
+        }, fail);
       }
     } catch (e) {
       try {

@@ -81,11 +81,19 @@ export type FromJSONSchema<S> = S extends { readonly const: infer C }
 export type Parameters = StandardSchemaV1 | JSONSchema;
 
 /**
- * The arguments `execute` receives: the schema's input type (validation
- * happens in the Rust engine, on JSON; no transform of the schema's library
- * runs).
+ * The arguments `execute` receives: for a Standard Schema (zod), its output
+ * type (what `schema.parse(args)` gives: defaults filled in, transforms and
+ * coercion applied, after the engine validated the JSON); for a JSON Schema,
+ * the JSON as validated.
  */
-export type InferParameters<P> = P extends StandardSchemaV1<infer I, any> ? I : FromJSONSchema<P>;
+export type InferParameters<P> = P extends StandardSchemaV1<any, infer O> ? O : FromJSONSchema<P>;
+
+/**
+ * The arguments a `needsApproval` check receives: the JSON the model sent,
+ * as the engine validated it (the schema's own parse runs when the call
+ * does, after approval).
+ */
+export type InferInput<P> = P extends StandardSchemaV1<infer I, any> ? I : FromJSONSchema<P>;
 
 // ---------------------------------------------------------------- tools
 
@@ -124,27 +132,27 @@ export interface ToolOptions<P, R> {
   parameters?: P;
   /**
    * The function, sync or async. A string is text for the model; `undefined`
-   * nothing; any other value JSON. `throw new ToolError(...)`: the model reads
-   * the message (status `error`); any other throw is an unexpected failure
-   * (`tool_failed`, see `onToolException`).
+   * nothing; any other value JSON. `throw new ToolError(...)` (or return
+   * one): the model reads the message (status `error`); any other throw is
+   * an unexpected failure (`tool_failed`, see `onToolException`).
    */
   execute: (args: InferParameters<P>, ctx: ToolContext) => R | PromiseLike<R>;
   /** Every call waits for a human's decision, or those the function says (synchronously). */
-  needsApproval?: boolean | ((args: InferParameters<P>) => boolean);
+  needsApproval?: boolean | ((args: InferInput<P>) => boolean);
   /** Its own timeout in milliseconds (default: the agent's `toolTimeout`, 60 s). */
   timeout?: number;
   /** Calls with invalid arguments it tolerates per run (default: the agent's). */
   maxInvalidArguments?: number;
 }
 
-/** A tool, made by `tool()`. */
-export interface Tool<Args = any> {
+/** A tool, made by `tool()`: `execute` takes `Args`, `needsApproval` the JSON `Input`. */
+export interface Tool<Args = any, Input = Args> {
   readonly name: string;
   readonly description: string;
   /** The input JSON Schema the engine validates with (a copy). */
   readonly parameters: JSONSchema;
   readonly execute: (args: Args, ctx: ToolContext) => unknown;
-  readonly needsApproval: boolean | ((args: Args) => boolean);
+  readonly needsApproval: boolean | ((args: Input) => boolean);
   readonly timeout: number | undefined;
   readonly maxInvalidArguments: number | undefined;
 }
@@ -152,7 +160,7 @@ export interface Tool<Args = any> {
 /** Defines a tool. Its schema is compiled here: a bad one throws ConfigError. */
 export declare function tool<const P extends Parameters = { type: "object"; properties: {} }, R = unknown>(
   options: ToolOptions<P, R>,
-): Tool<InferParameters<P>>;
+): Tool<InferParameters<P>, InferInput<P>>;
 
 // ---------------------------------------------------------------- models
 

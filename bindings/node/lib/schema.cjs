@@ -2,8 +2,10 @@
 // A tool's parameters as the JSON Schema the Rust engine validates with:
 // a JSON Schema object as it is, or a Standard Schema (zod 4, ArkType,
 // Valibot...) converted through its Standard JSON Schema interface
-// (`~standard.jsonSchema`). Validation itself happens in the engine, so
-// the model reads the Rust messages whatever library wrote the schema.
+// (`~standard.jsonSchema`). The engine validates against that JSON Schema
+// first, so the model reads the Rust messages whatever library wrote the
+// schema; then the library's own check runs (`argumentCheck`) for what JSON
+// Schema cannot say, and its issues read the same way.
 
 const { ConfigError } = require("./errors.cjs");
 
@@ -62,10 +64,37 @@ function toJsonSchema(parameters, what) {
   return schema;
 }
 
+/**
+ * What runs on the arguments after the engine's validation, for a Standard
+ * Schema: its own `validate` (zod's refinements, defaults, transforms and
+ * coercion; what `schema.parse(args)` does), giving `{ value }` or
+ * `{ issues }`, possibly as a promise. Undefined for a JSON Schema object:
+ * the engine's validation is all there is.
+ */
+function argumentCheck(parameters) {
+  const std = parameters?.["~standard"];
+  if (typeof std?.validate !== "function") return undefined;
+  return (args) => std.validate(args);
+}
+
+/**
+ * Standard Schema issues as the engine's problems: `{ path, message }`,
+ * the path made of keys (strings) and array indexes (numbers).
+ */
+function problems(issues) {
+  return Array.from(issues, (issue) => ({
+    path: Array.from(issue?.path ?? [], (step) => {
+      const key = step !== null && typeof step === "object" ? step.key : step;
+      return typeof key === "number" ? key : String(key);
+    }),
+    message: String(issue?.message ?? "is not valid"),
+  }));
+}
+
 function describe(v) {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   return typeof v === "string" ? `string ${JSON.stringify(v)}` : typeof v;
 }
 
-module.exports = { toJsonSchema, describe };
+module.exports = { toJsonSchema, argumentCheck, problems, describe };

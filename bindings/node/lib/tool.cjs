@@ -6,7 +6,7 @@
 
 const native = require("./native.cjs");
 const { ConfigError, guard } = require("./errors.cjs");
-const { toJsonSchema, describe } = require("./schema.cjs");
+const { toJsonSchema, argumentCheck, describe } = require("./schema.cjs");
 
 const TOOL = Symbol.for("parlance.Tool");
 
@@ -53,6 +53,8 @@ function tool(def) {
       return JSON.parse(schema);
     },
     execute,
+    /** Run after the engine's validation: the schema's own parse (see schema.cjs). */
+    _check: argumentCheck(parameters),
     needsApproval: needsApproval ?? false,
     timeout,
     maxInvalidArguments,

@@ -20,7 +20,9 @@ use futures::channel::oneshot;
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use parlance::{Block, IntoToolContent, ToolContext, ToolError, ToolFailure};
+use parlance::{
+    ArgumentProblem, Block, IntoToolContent, PathStep, ToolContext, ToolError, ToolFailure,
+};
 use serde_json::Value;
 
 /// Arguments of a tool call for the dispatcher: the run's tag, the tool's
@@ -181,7 +183,9 @@ pub async fn call_tool(host: Arc<Host>, index: u32, args: Value, ctx: ToolContex
 /// Reports how a tool call ended (called by the package's dispatcher):
 /// `kind` 0 = returned (`value`: JSON text, or nothing), 1 = `ToolError`
 /// (`value`: its message), 2 = any other error (`value`: its message,
-/// `error_type`: its name). A call the engine gave up on is ignored.
+/// `error_type`: its name), 3 = the schema's own check refused the
+/// arguments (`value`: JSON `[{path, message}]`). A call the engine gave up
+/// on is ignored.
 #[napi(catch_unwind)]
 pub fn complete(token: i64, kind: u32, value: Option<String>, error_type: Option<String>) {
     let Some(tx) = pending().lock().expect("not poisoned").remove(&token) else {
@@ -198,10 +202,28 @@ pub fn complete(token: i64, kind: u32, value: Option<String>, error_type: Option
             )),
         },
         1 => Err(ToolFailure::Tool(ToolError::new(value))),
+        3 => Err(refused(&value)),
         _ => Err(ToolFailure::unexpected(
             error_type.unwrap_or_else(|| "Error".into()),
             value,
         )),
     };
     let _ = tx.send(outcome);
+}
+
+/// The problems of kind 3 (`[{path, message}]`, the path made of keys and
+/// array indexes) as the engine's.
+fn refused(json: &str) -> ToolFailure {
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(json) else {
+        return ToolFailure::unexpected("TypeError", "the schema's issues are not readable");
+    };
+    let problems = items.iter().map(|item| {
+        let steps = item["path"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let path = steps.iter().map(PathStep::from_json);
+        ArgumentProblem::new(path, item["message"].as_str().unwrap_or("is not valid"))
+    });
+    ToolFailure::InvalidArguments(problems.collect())
 }

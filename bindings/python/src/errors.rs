@@ -18,6 +18,7 @@ macro_rules! class {
 }
 
 class!(tool_error_class, "ToolError");
+class!(arguments_refused_class, "_ArgumentsRefused");
 class!(run_error_class, "RunError");
 class!(format_error_class, "FormatError");
 class!(decision_error_class, "DecisionError");

@@ -10,14 +10,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use parlance::agent::ArgValidator;
-use parlance::{Block, IntoToolContent, Tool, ToolContext, ToolError, ToolFailure};
+use parlance::{
+    ArgumentProblem, Block, IntoToolContent, PathStep, Tool, ToolContext, ToolError, ToolFailure,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use serde_json::Value;
 
 use crate::call::{PendingCall, start_on_loop};
 use crate::convert::{from_py, to_py};
-use crate::errors::{config_error, tool_error_class};
+use crate::errors::{arguments_refused_class, config_error, tool_error_class};
 
 /// What one run hands its tools (through `Agent::with_deps`): the
 /// caller's loop and context variables, the user's `deps`, and the
@@ -116,21 +118,51 @@ fn context(ctx: &ToolContext, tool: &str, run: Option<&RunCtx>, py: Python<'_>) 
     }
 }
 
+fn is_a(value: &Bound<'_, PyAny>, class: PyResult<&Bound<'_, PyAny>>) -> bool {
+    class
+        .map(|c| value.is_instance(c).unwrap_or(false))
+        .unwrap_or(false)
+}
+
+/// A `ToolError`, raised or returned: its message goes back to the model.
+fn tool_error(value: &Bound<'_, PyAny>) -> Option<ToolFailure> {
+    if !is_a(value, tool_error_class(value.py())) {
+        return None;
+    }
+    let message = value.str().map(|s| s.to_string()).unwrap_or_default();
+    Some(ToolFailure::Tool(ToolError::new(message)))
+}
+
+/// What pydantic refused in the arguments (`_ArgumentsRefused.problems`:
+/// `(location, message)` pairs) as the engine's problems.
+fn refused(value: &Bound<'_, PyAny>) -> Option<ToolFailure> {
+    if !is_a(value, arguments_refused_class(value.py())) {
+        return None;
+    }
+    let pairs: Vec<(Bound<'_, PyAny>, String)> = value.getattr("problems").ok()?.extract().ok()?;
+    let problems = pairs.into_iter().map(|(loc, message)| {
+        let steps = match from_py(&loc, "(location)") {
+            Ok(Value::Array(steps)) => steps,
+            _ => Vec::new(),
+        };
+        ArgumentProblem::new(steps.iter().map(PathStep::from_json), message)
+    });
+    Some(ToolFailure::InvalidArguments(problems.collect()))
+}
+
 /// A Python exception as the engine's outcome: `ToolError` goes back to
-/// the model, anything else is unexpected (its class name and message),
-/// and is kept for the run's error when the policy is `fail`.
+/// the model, arguments pydantic refused are invalid arguments, anything
+/// else is unexpected (its class name and message), and is kept for the
+/// run's error when the policy is `fail`.
 pub fn failure(py: Python<'_>, err: PyErr, run: Option<&RunCtx>, call_id: &str) -> ToolFailure {
-    let is_tool_error = tool_error_class(py)
-        .map(|c| err.value(py).is_instance(c).unwrap_or(false))
-        .unwrap_or(false);
+    if let Some(known) = tool_error(err.value(py)).or_else(|| refused(err.value(py))) {
+        return known;
+    }
     let message = err
         .value(py)
         .str()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    if is_tool_error {
-        return ToolFailure::Tool(ToolError::new(message));
-    }
     let error_type = err
         .get_type(py)
         .name()
@@ -146,11 +178,14 @@ pub fn failure(py: Python<'_>, err: PyErr, run: Option<&RunCtx>, call_id: &str) 
 }
 
 /// A tool's return value as content: a string is text, ``None`` nothing,
-/// anything else JSON (the Python side turns models and dataclasses into
-/// plain values first).
+/// a ``ToolError`` the error it is (as if raised), anything else JSON (the
+/// Python side turns models and dataclasses into plain values first).
 fn content(value: &Bound<'_, PyAny>) -> Outcome {
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(vec![Block::text(s.to_string())]);
+    }
+    if let Some(e) = tool_error(value) {
+        return Err(e);
     }
     if value.is_none() {
         return Ok(Vec::new());

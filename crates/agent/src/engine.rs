@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::tool::{Handler, Outcome, SharedError, Tool, ToolContext, ToolFailure};
-use crate::validate::{ArgValidator, SchemaError};
+use crate::validate::{ArgValidator, ArgumentProblem, SchemaError, problem_lines};
 
 mod budget;
 mod output;
@@ -411,13 +411,18 @@ impl ToolBox {
 /// How the function's run ended.
 enum Exec {
     Done(Outcome),
-    /// Valid against the schema but not against the Rust argument type.
-    BadArguments(String),
     /// The timeout passed; `stopped`: the call's work stopped with it (an
     /// async tool's dropped future), else it was only told to stop.
     TimedOut {
         stopped: bool,
     },
+}
+
+/// Valid against the schema, refused by the tool's own check (here: the
+/// Rust argument type's deserializer; a binding's check reports the same
+/// failure from inside the call).
+fn refused(problems: Vec<ArgumentProblem>) -> Exec {
+    Exec::Done(Err(ToolFailure::InvalidArguments(problems)))
 }
 
 fn panic_failure(payload: Box<dyn std::any::Any + Send>) -> ToolFailure {
@@ -443,7 +448,7 @@ async fn execute(
         Handler::Async(f) => {
             let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args, ctx))) {
                 Ok(Ok(fut)) => fut,
-                Ok(Err(why)) => return Exec::BadArguments(why),
+                Ok(Err(problems)) => return refused(problems),
                 Err(payload) => return Exec::Done(Err(panic_failure(payload))),
             };
             // On timeout the future is dropped: the call is cancelled
@@ -462,7 +467,7 @@ async fn execute(
         Handler::Blocking(f) => {
             let job = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args))) {
                 Ok(Ok(job)) => job,
-                Ok(Err(why)) => return Exec::BadArguments(why),
+                Ok(Err(problems)) => return refused(problems),
                 Err(payload) => return Exec::Done(Err(panic_failure(payload))),
             };
             let (tx, rx) = tokio::sync::oneshot::channel();
@@ -586,6 +591,9 @@ fn finish(
         Exec::Done(Err(ToolFailure::Tool(e))) => {
             plain(call, ToolStatus::Error, e.message().to_string())
         }
+        Exec::Done(Err(ToolFailure::InvalidArguments(problems))) => {
+            invalid(call, &problem_lines(&problems))
+        }
         Exec::Done(Err(ToolFailure::Unexpected {
             error_type,
             message,
@@ -621,7 +629,6 @@ fn finish(
                 cause: Some(cause),
             }
         }
-        Exec::BadArguments(why) => invalid(call, &[format!("(arguments): {why}")]),
         Exec::TimedOut { stopped } => timed_out(call, timeout, stopped),
     }
 }

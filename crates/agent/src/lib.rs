@@ -34,4 +34,4 @@ pub use tool::{
     schema_for,
 };
 pub use toolset::{Toolset, ToolsetError};
-pub use validate::{ArgValidator, SchemaError};
+pub use validate::{ArgValidator, ArgumentProblem, PathStep, SchemaError};

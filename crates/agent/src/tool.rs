@@ -22,6 +22,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::validate::{ArgumentProblem, PathStep};
+
 /// What a running tool knows about its call.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -63,6 +65,10 @@ pub type SharedError = Arc<dyn std::error::Error + Send + Sync>;
 /// goes back to the model (status `error`), which can recover or explain.
 /// A plain string does the same (`Err("no such order".into())`).
 ///
+/// [`ToolError::invalid_arguments`] refuses arguments the schema let
+/// through: the model reads each problem as it reads the schema's (status
+/// `invalid_arguments`, counted against the invalid-argument budget).
+///
 /// `?` on any other error (`std::io::Error`, `anyhow::Error`,
 /// `Box<dyn Error + Send + Sync>`...) makes an unexpected failure: status
 /// `tool_failed` with the error's type and message, handled by the agent's
@@ -73,13 +79,17 @@ pub struct ToolError {
     message: String,
     /// The error's type and the error, when it was not reported on purpose.
     unexpected: Option<(String, SharedError)>,
+    /// What the tool's own check found wrong with its arguments.
+    problems: Option<Vec<ArgumentProblem>>,
 }
 
 /// Equal when their messages and kinds are (the errors inside are not
 /// compared).
 impl PartialEq for ToolError {
     fn eq(&self, other: &Self) -> bool {
-        self.message == other.message && self.unexpected_type() == other.unexpected_type()
+        self.message == other.message
+            && self.unexpected_type() == other.unexpected_type()
+            && self.problems == other.problems
     }
 }
 
@@ -91,7 +101,28 @@ impl ToolError {
         ToolError {
             message: message.into(),
             unexpected: None,
+            problems: None,
         }
+    }
+
+    /// The arguments passed the schema but not the tool's own check (a
+    /// rule the schema cannot say): the model reads one line per problem,
+    /// as for the schema's own (`amount: must be a multiple of 5`), with
+    /// status `invalid_arguments`, and the call counts against the
+    /// invalid-argument budget.
+    pub fn invalid_arguments(problems: impl IntoIterator<Item = ArgumentProblem>) -> Self {
+        let problems: Vec<ArgumentProblem> = problems.into_iter().collect();
+        let lines: Vec<String> = problems.iter().map(ArgumentProblem::line).collect();
+        ToolError {
+            message: lines.join("\n"),
+            unexpected: None,
+            problems: Some(problems),
+        }
+    }
+
+    /// The problems, when this error refuses the arguments.
+    pub fn argument_problems(&self) -> Option<&[ArgumentProblem]> {
+        self.problems.as_deref()
     }
 
     /// The message.
@@ -133,6 +164,7 @@ impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for ToolError {
         ToolError {
             message,
             unexpected: Some((error_type, Arc::from(boxed))),
+            problems: None,
         }
     }
 }
@@ -153,6 +185,10 @@ impl fmt::Display for ToolError {
 pub enum ToolFailure {
     /// A [`ToolError`]: always goes back to the model.
     Tool(ToolError),
+    /// The arguments passed the schema but not the tool's own check: the
+    /// model reads each problem (status `invalid_arguments`), as for the
+    /// schema's.
+    InvalidArguments(Vec<ArgumentProblem>),
     /// Anything else (an error the tool did not plan for, or a panic).
     Unexpected {
         /// The error's type (`std::num::ParseIntError`, `panic`).
@@ -170,6 +206,7 @@ impl PartialEq for ToolFailure {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (ToolFailure::Tool(a), ToolFailure::Tool(b)) => a == b,
+            (ToolFailure::InvalidArguments(a), ToolFailure::InvalidArguments(b)) => a == b,
             (
                 ToolFailure::Unexpected {
                     error_type: t1,
@@ -203,6 +240,9 @@ impl ToolFailure {
 
 impl From<ToolError> for ToolFailure {
     fn from(e: ToolError) -> Self {
+        if let Some(problems) = e.problems {
+            return ToolFailure::InvalidArguments(problems);
+        }
         match e.unexpected {
             None => ToolFailure::Tool(e),
             Some((error_type, error)) => ToolFailure::Unexpected {
@@ -349,10 +389,12 @@ where
         })
     }
 }
-type AsyncFn =
-    dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Outcome>, String> + Send + Sync;
+/// Starting a call fails when the arguments do not make an `A`.
+type AsyncFn = dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Outcome>, Vec<ArgumentProblem>>
+    + Send
+    + Sync;
 type BlockingJob = Box<dyn FnOnce(ToolContext) -> Outcome + Send>;
-type BlockingFn = dyn Fn(&Value) -> Result<BlockingJob, String> + Send + Sync;
+type BlockingFn = dyn Fn(&Value) -> Result<BlockingJob, Vec<ArgumentProblem>> + Send + Sync;
 
 #[derive(Clone)]
 pub(crate) enum Handler {
@@ -400,8 +442,19 @@ pub fn schema_for<A: JsonSchema>() -> Value {
     v
 }
 
-fn deserialize<A: DeserializeOwned>(args: &Value) -> Result<A, String> {
-    A::deserialize(args).map_err(|e| e.to_string())
+/// The typed argument; what its deserializer refuses (a `try_from`
+/// newtype, a custom `Deserialize`) is a problem at the place it refused.
+fn deserialize<A: DeserializeOwned>(args: &Value) -> Result<A, Vec<ArgumentProblem>> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        use serde_path_to_error::Segment;
+        let path = e.path().iter().filter_map(|s| match s {
+            Segment::Seq { index } => Some(PathStep::Index(*index)),
+            Segment::Map { key } => Some(PathStep::Key(key.clone())),
+            Segment::Enum { variant } => Some(PathStep::Key(variant.clone())),
+            Segment::Unknown => None,
+        });
+        vec![ArgumentProblem::new(path, e.inner().to_string())]
+    })
 }
 
 impl Tool {

@@ -90,9 +90,7 @@ impl ArgValidator {
                     out.push(line);
                 }
             }
-            if out.len() >= MAX_PROBLEMS {
-                out.truncate(MAX_PROBLEMS);
-                out.push("(more problems not shown)".into());
+            if cap(&mut out) {
                 break;
             }
         }
@@ -107,6 +105,17 @@ impl ArgValidator {
     }
 }
 
+/// At most [`MAX_PROBLEMS`] lines, and one saying so when there were more;
+/// true when some were cut.
+fn cap(lines: &mut Vec<String>) -> bool {
+    if lines.len() <= MAX_PROBLEMS {
+        return false;
+    }
+    lines.truncate(MAX_PROBLEMS);
+    lines.push("(more problems not shown)".into());
+    true
+}
+
 /// How the messages name the place a JSON pointer points to in `root`:
 /// `items[2].sku`, `customer["first name"]`, `(arguments)` for the root.
 /// A form that edits arguments names its fields the same way, so that each
@@ -115,27 +124,135 @@ pub fn message_path(pointer: &str, root: &Value) -> String {
     shown(&field_path(pointer, root)).to_string()
 }
 
-/// Turns a JSON pointer into `items[2].sku`, using the instance to tell
-/// array indexes from object keys.
-fn field_path(pointer: &str, root: &Value) -> String {
+/// One step of a path into the arguments: a property or an array item.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathStep {
+    /// A property, by name.
+    Key(String),
+    /// An array item, by position.
+    Index(usize),
+}
+
+impl PathStep {
+    /// A step as a language's validator names it, in JSON: a whole number
+    /// is an array index, a string a key (anything else, its JSON text).
+    pub fn from_json(step: &Value) -> PathStep {
+        match step {
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .map_or_else(|| PathStep::Key(n.to_string()), PathStep::Index),
+            Value::String(s) => PathStep::Key(s.clone()),
+            other => PathStep::Key(other.to_string()),
+        }
+    }
+}
+
+impl From<&str> for PathStep {
+    fn from(key: &str) -> Self {
+        PathStep::Key(key.to_string())
+    }
+}
+
+impl From<String> for PathStep {
+    fn from(key: String) -> Self {
+        PathStep::Key(key)
+    }
+}
+
+impl From<usize> for PathStep {
+    fn from(index: usize) -> Self {
+        PathStep::Index(index)
+    }
+}
+
+/// One thing wrong with a call's arguments that the schema let through,
+/// found by the tool's own check (the typed argument's deserializer, a
+/// pydantic validator, a zod refinement): where, and what. It reads as
+/// the schema's problems do: `items[2].sku: must start with S-`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblem {
+    /// Where in the arguments (empty: the arguments as a whole).
+    pub path: Vec<PathStep>,
+    /// What is wrong, for the model.
+    pub message: String,
+}
+
+impl ArgumentProblem {
+    /// A problem at `path` (`["amount"]`, `[PathStep::from("items"), 2.into()]`,
+    /// or no steps for the arguments as a whole).
+    pub fn new<S: Into<PathStep>>(
+        path: impl IntoIterator<Item = S>,
+        message: impl Into<String>,
+    ) -> Self {
+        ArgumentProblem {
+            path: path.into_iter().map(Into::into).collect(),
+            message: message.into(),
+        }
+    }
+
+    /// The problem's line, as the model reads it.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {}",
+            shown(&steps_text(&self.path)),
+            one_line(&self.message)
+        )
+    }
+}
+
+impl std::fmt::Display for ArgumentProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line())
+    }
+}
+
+/// The lines the model reads for a tool's own problems, capped as the
+/// schema's are.
+pub(crate) fn problem_lines(problems: &[ArgumentProblem]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in problems.iter().map(ArgumentProblem::line) {
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        lines.push("(arguments): refused by the tool's own check".into());
+    }
+    cap(&mut lines);
+    lines
+}
+
+fn steps_text(steps: &[PathStep]) -> String {
     let mut out = String::new();
-    let mut at = Some(root);
-    for raw in pointer.split('/').skip(1) {
-        let seg = raw.replace("~1", "/").replace("~0", "~");
-        match at {
-            Some(Value::Array(items)) => {
-                out.push('[');
-                out.push_str(&seg);
-                out.push(']');
-                at = seg.parse::<usize>().ok().and_then(|i| items.get(i));
-            }
-            _ => {
-                out = join(&out, &seg);
-                at = at.and_then(|v| v.get(&seg));
-            }
+    for step in steps {
+        match step {
+            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
+            PathStep::Key(k) => out = join(&out, k),
         }
     }
     out
+}
+
+/// Turns a JSON pointer into `items[2].sku`, using the instance to tell
+/// array indexes from object keys.
+fn field_path(pointer: &str, root: &Value) -> String {
+    let mut steps = Vec::new();
+    let mut at = Some(root);
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        match (at, seg.parse::<usize>()) {
+            (Some(Value::Array(items)), Ok(i)) => {
+                at = items.get(i);
+                steps.push(PathStep::Index(i));
+            }
+            _ => {
+                at = at.and_then(|v| v.get(&seg));
+                steps.push(PathStep::Key(seg));
+            }
+        }
+    }
+    steps_text(&steps)
 }
 
 /// Whether a property name can be written bare in a path (`a.b`): not
@@ -596,6 +713,26 @@ mod tests {
         assert!(
             p.contains(&"o: must be a string, got an object".to_string()),
             "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_tools_own_problems_are_capped_like_the_schemas() {
+        let many: Vec<ArgumentProblem> = (0..10)
+            .map(|i| ArgumentProblem::new([PathStep::from("tags"), i.into()], "is taken"))
+            .collect();
+        let lines = problem_lines(&many);
+        assert_eq!(lines.len(), MAX_PROBLEMS + 1);
+        assert_eq!(lines[0], "tags[0]: is taken");
+        assert_eq!(lines[MAX_PROBLEMS], "(more problems not shown)");
+        assert_eq!(
+            problem_lines(&many[..MAX_PROBLEMS]).len(),
+            MAX_PROBLEMS,
+            "exactly the most: no line about more"
+        );
+        assert_eq!(
+            problem_lines(&[]),
+            ["(arguments): refused by the tool's own check"]
         );
     }
 

@@ -725,3 +725,52 @@ async fn output_schema_gives_a_structured_output() {
         "the final answer does not match the output schema: city: required property missing"
     );
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct ShipArgs {
+    boxes: u32,
+}
+
+#[tokio::test]
+async fn a_tools_own_refusal_goes_to_the_model_and_counts_against_the_budget() {
+    use parlance_agent::ArgumentProblem;
+    // Boxes go in pairs: a rule the schema does not say.
+    let ship = Tool::new("ship", "Ship boxes.", |a: ShipArgs| async move {
+        if a.boxes % 2 == 1 {
+            return Err(ToolError::invalid_arguments([ArgumentProblem::new(
+                ["boxes"],
+                format!("must be even, got {}", a.boxes),
+            )]));
+        }
+        Ok(format!("shipped {}", a.boxes))
+    });
+    let model = ScriptedModel::new([
+        calls(&[("c1", "ship", json!({"boxes": 3}))]),
+        calls(&[("c2", "ship", json!({"boxes": 5}))]),
+        says("never"),
+    ]);
+    let agent = Agent::builder(Arc::new(model.clone()))
+        .instructions("You help with orders.")
+        .limits(Limits {
+            max_invalid_arguments: 1,
+            ..Limits::default()
+        })
+        .tool(ship)
+        .build()
+        .unwrap();
+    let r = agent.run(input("Ship")).await;
+    let bad = result_of(&r.messages[2], 0);
+    assert_eq!(bad.status, ToolStatus::InvalidArguments);
+    assert_eq!(
+        text_of(bad),
+        "Invalid arguments for ship:\nboxes: must be even, got 3"
+    );
+    assert_eq!(sent(&model, 1)[2], r.messages[2], "the model read it");
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "invalid_arguments_budget");
+    assert_eq!(
+        e.message,
+        "the model sent invalid arguments 2 times, more than the 1 allowed"
+    );
+}

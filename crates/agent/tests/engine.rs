@@ -755,3 +755,101 @@ async fn tool_output_is_measured_as_json() {
         )
     );
 }
+
+/// A SKU as the tool accepts it: the schema says "a string", the type
+/// says more (a `try_from` newtype, the Rust form of a validator).
+#[derive(Deserialize, JsonSchema)]
+#[serde(try_from = "String")]
+#[schemars(with = "String")]
+struct Sku(#[allow(dead_code)] String);
+
+impl TryFrom<String> for Sku {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.starts_with("S-") {
+            Ok(Sku(s))
+        } else {
+            Err(format!("must start with S-, got {s:?}"))
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Line {
+    #[allow(dead_code)]
+    sku: Sku,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Basket {
+    #[allow(dead_code)]
+    items: Vec<Line>,
+}
+
+#[tokio::test]
+async fn the_argument_types_own_refusal_names_its_path() {
+    let mut tb = ToolBox::new();
+    tb.add(Tool::new("basket", "x", |_: Basket| async { Ok("ok") }))
+        .unwrap();
+    let s = CallSettings {
+        on_tool_exception: OnToolException::Fail,
+        ..CallSettings::default()
+    };
+    let c = call(
+        "c1",
+        "basket",
+        json!({"items": [{"sku": "S-1"}, {"sku": "X-1"}]}),
+    );
+    let r = run(&tb, &c, &s).await;
+    assert_eq!(r.result.status, ToolStatus::InvalidArguments);
+    assert_eq!(
+        text(&r),
+        "Invalid arguments for basket:\nitems[1].sku: must start with S-, got \"X-1\""
+    );
+    assert_eq!(
+        r.cause, None,
+        "a refusal is not a failure, whatever the policy"
+    );
+}
+
+#[tokio::test]
+async fn a_tools_own_check_reports_problems_as_the_schema_does() {
+    use parlance_agent::{ArgumentProblem, PathStep};
+    let refuse = |args: &Value| {
+        let mut problems = vec![ArgumentProblem::new(
+            [PathStep::from("items"), 0.into(), "first name".into()],
+            "must not be blank\n(a name)",
+        )];
+        if args["from"].as_str() > args["to"].as_str() {
+            problems.push(ArgumentProblem::new(
+                Vec::<PathStep>::new(),
+                "from must come before to",
+            ));
+        }
+        ToolError::invalid_arguments(problems)
+    };
+    let mut tb = ToolBox::new();
+    tb.add(Tool::new("plan", "x", move |a: Value| async move {
+        Err::<(), _>(refuse(&a))
+    }))
+    .unwrap();
+    tb.add(Tool::blocking(
+        "plan_sync",
+        "x",
+        move |a: Value, _c: ToolContext| Err::<(), _>(refuse(&a)),
+    ))
+    .unwrap();
+    let s = CallSettings::default();
+    for tool in ["plan", "plan_sync"] {
+        let c = call("c1", tool, json!({"from": "b", "to": "a"}));
+        let r = run(&tb, &c, &s).await;
+        assert_eq!(r.result.status, ToolStatus::InvalidArguments, "{tool}");
+        assert_eq!(
+            text(&r),
+            format!(
+                "Invalid arguments for {tool}:\nitems[0][\"first name\"]: must not be blank\\n(a name)\n(arguments): from must come before to"
+            )
+        );
+        assert_eq!(r.cause, None);
+    }
+}

@@ -50,8 +50,9 @@
 use std::sync::Arc;
 
 pub use parlance_agent::{
-    Agent, AgentBuilder, Checkpoint, DecisionError, Deps, IntoToolContent, Json, Limits,
-    OnToolException, Resume, RunEvent, RunInput, Step, Tool, ToolContext, ToolError, ToolFailure,
+    Agent, AgentBuilder, ArgumentProblem, Checkpoint, DecisionError, Deps, IntoToolContent, Json,
+    Limits, OnToolException, PathStep, Resume, RunEvent, RunInput, Step, Tool, ToolContext,
+    ToolError, ToolFailure,
 };
 pub use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,

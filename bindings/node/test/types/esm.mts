@@ -36,6 +36,21 @@ const lookup = tool({
   },
 });
 
+// execute gets what the zod schema's parse gives; needsApproval the JSON.
+const book = tool({
+  name: "book",
+  parameters: z.object({ day: z.string().pipe(z.coerce.date()), chairs: z.number().default(2) }),
+  needsApproval: ({ day }) => day.startsWith("2026"),
+  execute: ({ day, chairs }) => {
+    const d: Date = day;
+    const c: number = chairs;
+    // @ts-expect-error day is a Date once parsed
+    day.startsWith("2026");
+    return `${d.toISOString()} ${c}`;
+  },
+});
+void book;
+
 const agent = new Agent({
   model: "openai:gpt-4o-mini",
   instructions: "You handle refunds.",

@@ -16,7 +16,8 @@ _GOOGLE_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|K
 _GOOGLE_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _NUMPY_SECTION = re.compile(r"^(Parameters|Other Parameters|Returns|Yields|Raises|Examples|Notes|See Also|Attributes|References|Warnings)\s*$")
 _UNDERLINE = re.compile(r"^-{3,}\s*$")
-_NUMPY_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(:.*)?$")
+# ``x : int``, or several sharing one description: ``x, y : int``.
+_NUMPY_PARAM = re.compile(r"^(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(:.*)?$")
 _SPHINX_FIELD = re.compile(r"^:(param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 _SPHINX_OTHER = re.compile(r"^:(type|rtype|returns?|raises?|yields?|var|ivar|cvar)\b")
 
@@ -76,7 +77,7 @@ def _numpy(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
     for h in heads:
         if lines[h].strip() not in ("Parameters", "Other Parameters"):
             continue
-        current = None
+        current: List[str] = []
         for line in lines[h + 2:]:
             if not line.strip():
                 continue
@@ -85,12 +86,12 @@ def _numpy(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
                     break
                 m = _NUMPY_PARAM.match(line.strip())
                 if m:
-                    for name in m.group(1).split(","):
-                        current = name.strip().lstrip("*")
-                        params[current] = ""
+                    current = [name.strip().lstrip("*") for name in m.group(1).split(",")]
+                    for name in current:
+                        params[name] = ""
                     continue
-            if current is not None:
-                params[current] = (params[current] + " " + line.strip()).strip()
+            for name in current:
+                params[name] = (params[name] + " " + line.strip()).strip()
     return _summary(lines[: heads[0]]), params
 
 

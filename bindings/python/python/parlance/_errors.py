@@ -7,7 +7,7 @@ input); the native core raises these very classes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 if TYPE_CHECKING:
     from ._core import Response
@@ -29,6 +29,18 @@ class ToolError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class _ArgumentsRefused(Exception):
+    """The arguments passed the engine's schema but not the tool's own
+    validation (a pydantic validator, a constraint the schema cannot say).
+    Raised by ``Signature.arguments`` before the function runs; the core
+    turns ``problems`` (``(location, message)`` pairs, the location a list
+    of keys and indexes) into the engine's ``invalid_arguments`` lines."""
+
+    def __init__(self, problems: "List[Tuple[List[Union[str, int]], str]]") -> None:
+        super().__init__("; ".join(msg for _, msg in problems))
+        self.problems = problems
 
 
 class RunError(ParlanceError):

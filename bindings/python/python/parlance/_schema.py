@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._docstring import parse as parse_docstring
-from ._errors import ConfigError
+from ._errors import ConfigError, _ArgumentsRefused
 
 _NoneType = type(None)
 _PLAIN = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -42,17 +42,45 @@ class Signature:
     # None: the validated JSON is passed as is (plain types).
     model: Any = None
     float_params: List[str] = field(default_factory=list)
+    # Parameters whose Python default is a pydantic ``Field``: the model's
+    # value is always passed (the function's own default is the FieldInfo).
+    field_defaults: List[str] = field(default_factory=list)
 
     def arguments(self, args: Dict[str, Any]) -> Dict[str, Any]:
-        """The keyword arguments for one call, from validated JSON."""
+        """The keyword arguments for one call, from the JSON the engine
+        validated. What pydantic refuses on top (validators, constraints the
+        schema cannot say) raises ``_ArgumentsRefused``: the model reads it
+        as invalid arguments, and the function is not called."""
         if self.model is not None:
-            built = self.model.model_validate(args)
-            return {name: getattr(built, name) for name in args}
+            import pydantic
+
+            try:
+                built = self.model.model_validate(args)
+            except pydantic.ValidationError as e:
+                raise _ArgumentsRefused([(list(err["loc"]), _message(err)) for err in e.errors()]) from None
+            names = list(args) + [n for n in self.field_defaults if n not in args]
+            return {name: getattr(built, name) for name in names}
         for name in self.float_params:
             v = args.get(name)
             if type(v) is int:
                 args[name] = float(v)
         return args
+
+
+def _message(error: Any) -> str:
+    """pydantic's message for one problem; a validator's own ``ValueError``
+    or ``assert`` without pydantic's "Value error, " in front."""
+    cause = (error.get("ctx") or {}).get("error")
+    if error.get("type") in ("value_error", "assertion_error") and cause is not None and str(cause):
+        return str(cause)
+    return str(error.get("msg", ""))
+
+
+def _is_field_info(value: Any) -> bool:
+    """Whether a default is a pydantic ``Field(...)`` (FastAPI's style).
+    pydantic is not imported for it: without it, there is no FieldInfo."""
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(value, fields.FieldInfo)
 
 
 def _is_context(annotation: Any) -> bool:
@@ -192,7 +220,7 @@ def signature(func: Callable[..., Any], name: str) -> Signature:
         params.append(p.replace(annotation=annotation))
 
     plain = {p.name: _plain(p.annotation) for p in params}
-    if all(s is not None for s in plain.values()):
+    if all(s is not None for s in plain.values()) and not any(_is_field_info(p.default) for p in params):
         properties: Dict[str, Any] = {}
         required: List[str] = []
         for p in params:
@@ -237,6 +265,8 @@ def _with_pydantic(
         doc = param_docs.get(p.name) or None
         default: Any = ... if p.default is inspect.Parameter.empty else p.default
         if isinstance(default, FieldInfo):
+            if doc and not default.description:
+                annotation = typing.Annotated[annotation, pydantic.Field(description=doc)]
             fields[p.name] = (annotation, default)
             continue
         has_own_description = any(
@@ -256,7 +286,13 @@ def _with_pydantic(
     except Exception as e:
         raise ConfigError(f"tool {name}: no JSON Schema for its parameters: {e}") from e
     schema = _strip_titles(schema)
-    return Signature(schema=schema, description=description, context_param=context_param, model=model)
+    return Signature(
+        schema=schema,
+        description=description,
+        context_param=context_param,
+        model=model,
+        field_defaults=[p.name for p in params if isinstance(p.default, FieldInfo)],
+    )
 
 
 def output_schema(output_type: Any) -> Tuple[str, Dict[str, Any], Callable[[Any], Any]]:

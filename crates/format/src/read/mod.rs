@@ -21,7 +21,7 @@ pub use conversation::{
     Conversation, check_links, messages_from_value, parse_conversation, turn_from_value,
     turns_from_value,
 };
-pub use json::parse_json;
 pub(crate) use json::Path;
+pub use json::parse_json;
 pub(crate) use messages::message;
 pub(crate) use responses::{decision, response, turn};
