@@ -426,14 +426,7 @@ fn refused(problems: Vec<ArgumentProblem>) -> Exec {
 }
 
 fn panic_failure(payload: Box<dyn std::any::Any + Send>) -> ToolFailure {
-    let message = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".to_string()
-    };
-    ToolFailure::unexpected("panic", message)
+    ToolFailure::unexpected("panic", parlance_model::panic_message(&*payload))
 }
 
 async fn execute(

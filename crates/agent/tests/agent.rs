@@ -774,3 +774,50 @@ async fn a_tools_own_refusal_goes_to_the_model_and_counts_against_the_budget() {
         "the model sent invalid arguments 2 times, more than the 1 allowed"
     );
 }
+
+/// Issue 39: a model step that panics (a decoder's bug, an application's
+/// model) fails its run with the panic's message, awaited or streamed;
+/// what the run did before stays in its response; the process and the
+/// agent go on.
+#[tokio::test]
+async fn a_panicking_model_step_fails_the_run_not_the_process() {
+    let model = ScriptedModel::new([calls(&[("c1", "get_order", json!({"order_id": "A-1001"}))])]);
+    for _ in 0..2 {
+        model.push_step(Box::new(|_| {
+            panic!("decoder bug at index 18446744073709551615")
+        }));
+    }
+    model.push(says("Fine now."));
+    let agent = agent(&model, Limits::default());
+    let r = agent.run(input("Where is A-1001?")).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(r.id.as_deref(), Some("run_test"));
+    let e = r.error.clone().unwrap();
+    assert_eq!(e.code, "model_error");
+    assert_eq!(
+        e.message,
+        "the model panicked: decoder bug at index 18446744073709551615"
+    );
+    assert_eq!(
+        e.cause,
+        Some(json!({"kind": "panic", "message": "decoder bug at index 18446744073709551615"}))
+    );
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool],
+        "the turn before the panic is kept"
+    );
+    assert_eq!(r.usage.input_tokens, 20);
+
+    let events: Vec<RunEvent> = agent.run(input("Again")).stream().collect().await;
+    let Some(RunEvent::RunCompleted(streamed)) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(streamed.status, RunStatus::Failed);
+    assert_eq!(streamed.error.as_ref().unwrap().message, e.message);
+
+    let ok = agent.run(input("Once more")).await;
+    assert_eq!(ok.status, RunStatus::Completed, "{:?}", ok.error);
+    assert_eq!(model.remaining(), 0);
+}

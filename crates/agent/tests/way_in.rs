@@ -499,3 +499,43 @@ async fn resume_streams_with_a_checkpoint() {
     assert!(agent.resume(forged.clone()).await.is_err());
     assert!(agent.resume(forged).stream().is_err());
 }
+
+/// Issue 39: a panic elsewhere in a run (here in the application's
+/// checkpoint) fails that run under its own id with the panic's message,
+/// awaited or streamed, instead of ending it without an outcome.
+#[tokio::test]
+async fn a_panic_outside_the_model_step_fails_the_run() {
+    struct Panics;
+    impl Checkpoint for Panics {
+        fn commit<'a>(&'a self, _: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
+            Box::pin(async { panic!("checkpoint bug") })
+        }
+    }
+    let model = ScriptedModel::new([says("Hello."), says("Hello.")]);
+    let agent = Agent::builder(model).build().unwrap();
+    let r = agent.run("Hi").checkpoint(Arc::new(Panics)).await;
+    assert_eq!(r.status, RunStatus::Failed);
+    assert!(
+        r.id.as_deref().is_some_and(|id| id.starts_with("run")),
+        "{:?}",
+        r.id
+    );
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "run_panicked");
+    assert_eq!(e.message, "the run panicked: checkpoint bug");
+    assert_eq!(e.cause.unwrap()["kind"], "panic");
+
+    let events: Vec<RunEvent> = agent
+        .run("Hi")
+        .checkpoint(Arc::new(Panics))
+        .stream()
+        .collect()
+        .await;
+    let Some(RunEvent::RunCompleted(streamed)) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        streamed.error.as_ref().unwrap().message,
+        "the run panicked: checkpoint bug"
+    );
+}

@@ -540,3 +540,32 @@ fn stream_flags_and_refusal_details_are_kept() {
             .contains("Usage Policy")
     );
 }
+
+/// Issue 39: a recorded Gemini 429 asking for a wait no `Duration` holds
+/// (or a negative one) is the rate-limit error it is, not a panic.
+#[test]
+fn a_gemini_error_with_any_retry_delay_is_a_rate_limit_error() {
+    for delay in ["1844674407370955161534.4s", "-1s", "NaNs", "infs", "1e30s"] {
+        let body = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Resource has been exhausted",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}});
+        let (code, out, err) = parlance(
+            &["convert", "--from", "gemini", "--kind", "response"],
+            &body.to_string(),
+        );
+        assert_eq!((code, out.as_str()), (1, ""), "{delay}: {err}");
+        assert!(
+            err.contains("rate limited: Resource has been exhausted") && !err.contains("panicked"),
+            "{delay}: {err}"
+        );
+        let stream = format!("data: {body}\n\n");
+        let (code, _, err) = parlance(
+            &["convert", "--from", "gemini", "--kind", "stream"],
+            &stream,
+        );
+        assert_eq!(code, 1, "{delay}: {err}");
+        assert!(
+            err.contains("rate limited: Resource has been exhausted") && !err.contains("panicked"),
+            "{delay}: {err}"
+        );
+    }
+}

@@ -56,6 +56,12 @@ use connection::Live;
 /// calls fail saying why).
 const RESTART_PAUSE: Duration = Duration::from_secs(5);
 
+/// A timeout in whole milliseconds, at least 1; one past `u64::MAX`
+/// milliseconds is `u64::MAX` (never wrapped round to a short one).
+fn millis(timeout: Duration) -> u64 {
+    u64::try_from(timeout.as_millis().max(1)).unwrap_or(u64::MAX)
+}
+
 /// An MCP server's tools, as a [`Toolset`]. Cheap to clone: clones share
 /// one connection. The connection is made on first use and closed by
 /// [`shutdown`](McpServer::shutdown), or when the last clone is dropped
@@ -305,18 +311,33 @@ impl McpServerBuilder {
 
     /// Time a call may take (default: the agent's tool timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.config.timeout_ms = Some(timeout.as_millis().max(1) as u64);
+        self.config.timeout_ms = Some(millis(timeout));
         self
     }
 
     /// Time the server has to start and list its tools (default 30 s).
     pub fn startup_timeout(mut self, timeout: Duration) -> Self {
-        self.config.startup_timeout_ms = Some(timeout.as_millis().max(1) as u64);
+        self.config.startup_timeout_ms = Some(millis(timeout));
         self
     }
 
     /// Checks the settings; nothing is started yet.
     pub fn build(self) -> Result<McpServer, ConfigError> {
         McpServer::from_config(&self.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39: a timeout past `u64::MAX` milliseconds used to wrap round
+    /// (`as u64`) to a shorter one.
+    #[test]
+    fn a_timeout_past_u64_milliseconds_is_the_longest() {
+        assert_eq!(millis(Duration::from_secs(u64::MAX / 2)), u64::MAX);
+        assert_eq!(millis(Duration::MAX), u64::MAX);
+        assert_eq!(millis(Duration::ZERO), 1);
+        assert_eq!(millis(Duration::from_micros(1_500_900)), 1500);
     }
 }

@@ -51,6 +51,18 @@ impl<M: Model + 'static> IntoModel for Arc<M> {
     }
 }
 
+/// What a caught panic said (its `&str` or `String` payload): how a
+/// panic in a model step, a tool or a stream's task is reported.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
 /// A stream of events from one model call.
 pub type EventStream<'a> = BoxStream<'a, Result<StreamEvent, ModelError>>;
 

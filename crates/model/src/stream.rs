@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use parlance_format::{Block, Message, ToolCall};
 use serde_json::Value;
 
@@ -41,11 +43,14 @@ pub enum StreamEvent {
 
 /// Builds content blocks from [`StreamEvent`]s: text and reasoning
 /// appended, tool arguments concatenated and parsed at the end (empty means
-/// `{}`; text that is not JSON is kept in `raw_arguments`).
+/// `{}`; text that is not JSON is kept in `raw_arguments`). Blocks are kept
+/// by index, in index order: an index never sizes anything (one event at
+/// index `usize::MAX` is one block, not a list that long), and an index no
+/// event started is no block.
 #[derive(Debug, Default)]
 pub struct Assembler {
-    blocks: Vec<Block>,
-    arguments: Vec<Option<String>>,
+    /// Index → the block, and a tool call's argument text so far.
+    blocks: BTreeMap<usize, (Block, Option<String>)>,
 }
 
 impl Assembler {
@@ -58,16 +63,11 @@ impl Assembler {
     pub fn push(&mut self, event: &StreamEvent) {
         match event {
             StreamEvent::BlockStart { index, block } => {
-                let i = *index;
-                while self.blocks.len() <= i {
-                    self.blocks.push(Block::text(""));
-                    self.arguments.push(None);
-                }
-                self.blocks[i] = block.clone();
-                self.arguments[i] = matches!(block, Block::ToolCall { .. }).then(String::new);
+                let arguments = matches!(block, Block::ToolCall { .. }).then(String::new);
+                self.blocks.insert(*index, (block.clone(), arguments));
             }
-            StreamEvent::TextDelta { index, text } => match self.blocks.get_mut(*index) {
-                Some(Block::Text(t)) => t.text.push_str(text),
+            StreamEvent::TextDelta { index, text } => match self.blocks.get_mut(index) {
+                Some((Block::Text(t), _)) => t.text.push_str(text),
                 _ => {
                     self.push(&StreamEvent::BlockStart {
                         index: *index,
@@ -75,8 +75,8 @@ impl Assembler {
                     });
                 }
             },
-            StreamEvent::ThinkingDelta { index, text } => match self.blocks.get_mut(*index) {
-                Some(Block::Thinking(t)) => t.thinking.push_str(text),
+            StreamEvent::ThinkingDelta { index, text } => match self.blocks.get_mut(index) {
+                Some((Block::Thinking(t), _)) => t.thinking.push_str(text),
                 _ => {
                     self.push(&StreamEvent::BlockStart {
                         index: *index,
@@ -85,7 +85,7 @@ impl Assembler {
                 }
             },
             StreamEvent::ToolArgumentsDelta { index, json } => {
-                if let Some(Some(buf)) = self.arguments.get_mut(*index) {
+                if let Some((_, Some(buf))) = self.blocks.get_mut(index) {
                     buf.push_str(json);
                 }
             }
@@ -93,14 +93,17 @@ impl Assembler {
         }
     }
 
-    /// The blocks assembled so far, tool arguments parsed.
-    pub fn finish(mut self) -> Vec<Block> {
-        for (block, args) in self.blocks.iter_mut().zip(self.arguments) {
-            if let (Block::ToolCall { tool_call }, Some(text)) = (block, args) {
-                set_arguments(tool_call, &text);
-            }
-        }
+    /// The blocks assembled so far, in index order, tool arguments parsed.
+    pub fn finish(self) -> Vec<Block> {
         self.blocks
+            .into_values()
+            .map(|(mut block, args)| {
+                if let (Block::ToolCall { tool_call }, Some(text)) = (&mut block, args) {
+                    set_arguments(tool_call, &text);
+                }
+                block
+            })
+            .collect()
     }
 }
 
@@ -127,6 +130,43 @@ pub fn set_arguments(call: &mut ToolCall, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39: an event's index sizes nothing: a block at `usize::MAX`
+    /// used to grow the list until the allocator gave up.
+    #[test]
+    fn an_index_far_ahead_is_one_block() {
+        let mut a = Assembler::new();
+        a.push(&StreamEvent::TextDelta {
+            index: 3,
+            text: "b".into(),
+        });
+        a.push(&StreamEvent::BlockStart {
+            index: usize::MAX,
+            block: Block::ToolCall {
+                tool_call: ToolCall::new("c", "f", Value::Null),
+            },
+        });
+        a.push(&StreamEvent::ToolArgumentsDelta {
+            index: usize::MAX,
+            json: "{\"x\": 1}".into(),
+        });
+        a.push(&StreamEvent::ThinkingDelta {
+            index: 0,
+            text: "a".into(),
+        });
+        a.push(&StreamEvent::ToolArgumentsDelta {
+            index: usize::MAX - 1,
+            json: "lost".into(),
+        });
+        let blocks = a.finish();
+        assert_eq!(blocks.len(), 3, "{blocks:?}");
+        assert_eq!(blocks[0], Block::thinking("a"));
+        assert_eq!(blocks[1], Block::text("b"));
+        let Block::ToolCall { tool_call } = &blocks[2] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(tool_call.arguments, serde_json::json!({"x": 1}));
+    }
 
     #[test]
     fn arguments_deeper_than_the_format_allows_are_kept_as_text() {

@@ -177,6 +177,13 @@ pub(crate) fn opt_str(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
+/// A count from the wire (max tokens, top_k, a thinking budget) as the
+/// `u32` the canonical options hold: one past `u32::MAX` is `u32::MAX`,
+/// never wrapped round to a small one.
+pub(crate) fn count(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 pub(crate) fn u64_at(v: &Value, path: &[&str]) -> Option<u64> {
     let mut cur = v;
     for p in path {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::http::{collect, quick_retries};
 use common::{ANTHROPIC, OPENAI_CHAT, json_file, yaml_file};
+use futures::StreamExt;
 use parlance_format::{FinishReason, Message};
 use parlance_model::{Model, ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::parse_sse;
@@ -581,4 +582,119 @@ async fn a_json_answer_to_a_stream_request_is_not_retried() {
         "{m:?}"
     );
     assert_eq!(server.received().len(), 1);
+}
+
+fn gemini_429(retry_delay: &str) -> Value {
+    json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Resource has been exhausted",
+        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}]}})
+}
+
+/// Issue 39: a wait no `Duration` holds, from a body or a header, is a
+/// rate-limit error for the caller naming the wait, not a panic (which
+/// over a stream used to end it as "no Done") and not a retry.
+#[tokio::test]
+async fn waits_beyond_any_duration_are_the_callers_rate_limit_error() {
+    let huge = gemini_429("1844674407370955161534.4s");
+    let server = ReplayServer::start(vec![Reply::json(429, &huge), Reply::json(429, &huge)]).await;
+    let model = gemini(&server);
+    let e = model.generate(&request()).await.unwrap_err();
+    assert!(matches!(e, ModelError::RateLimited { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("asked to wait more than 18446744073709551615s, longer than the longest wait retried, 5s"),
+        "{e}"
+    );
+    let (_, streamed) = collect(&model, &request()).await;
+    assert_eq!(streamed, Err(e), "the same error over a stream");
+    assert_eq!(server.received().len(), 2, "neither was retried");
+
+    let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    for (name, value) in [("retry-after", "1e30"), ("retry-after-ms", "inf")] {
+        let reply = Reply::json(429, &limited).with_header(name, value);
+        let server = ReplayServer::start(vec![reply.clone(), reply]).await;
+        let model = openai(&server);
+        let e = model.generate(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ModelError::RateLimited { retry_after: Some(d), .. } if d == Duration::MAX),
+            "{name}: {value}: {e:?}"
+        );
+        assert!(e.to_string().contains("asked to wait"), "{e}");
+        let (_, streamed) = collect(&model, &request()).await;
+        assert_eq!(streamed, Err(e), "{name}: {value}");
+        assert_eq!(server.received().len(), 2, "{name}: {value}: not retried");
+    }
+}
+
+/// Issue 39: a wait that is no wait (negative, NaN) is ignored: the error
+/// is retried after the policy's own backoff.
+#[tokio::test]
+async fn waits_that_are_not_waits_fall_back_to_the_backoff() {
+    let ok = json_file(&fixture(
+        "gemini",
+        "lingua__toolCallRequest__google__response.json",
+    ));
+    let server = ReplayServer::start(vec![
+        Reply::json(429, &gemini_429("-1s")),
+        Reply::json(200, &ok),
+    ])
+    .await;
+    gemini(&server).generate(&request()).await.unwrap();
+    assert_eq!(server.received().len(), 2);
+
+    let ok = json_file(&fixture("openai-chat", "vercel__openai-text.json"));
+    let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+    for (name, value) in [("retry-after-ms", "NaN"), ("retry-after", "-1")] {
+        let server = ReplayServer::start(vec![
+            Reply::json(429, &limited).with_header(name, value),
+            Reply::json(200, &ok),
+        ])
+        .await;
+        let t0 = Instant::now();
+        openai(&server).generate(&request()).await.unwrap();
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "{name}: {value}: the backoff's few ms"
+        );
+        assert_eq!(server.received().len(), 2, "{name}: {value}");
+    }
+}
+
+/// Issue 39: a panic while a stream is read (a decoder's bug) ends the
+/// stream with an error holding the panic's message; it used to end the
+/// stream silently ("stream ended before the message was complete").
+#[tokio::test]
+async fn a_panicking_stream_decoder_ends_the_stream_with_its_message() {
+    use parlance_providers::transport::{HttpRequest, StreamDecoder};
+    struct Panics;
+    impl StreamDecoder for Panics {
+        fn event(&mut self, _: &str, _: &str) -> Result<Vec<StreamEvent>, ModelError> {
+            panic!("decoder bug")
+        }
+        fn end(&mut self) -> Result<Vec<StreamEvent>, ModelError> {
+            Ok(Vec::new())
+        }
+    }
+    let server = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![anthropic_stream_text()],
+        cut: false,
+    }])
+    .await;
+    let transport = parlance_providers::Transport::new(quick_retries()).unwrap();
+    let classify = parlance_providers::wire_format("anthropic")
+        .unwrap()
+        .classify;
+    let events: Vec<_> = transport
+        .post_sse(
+            HttpRequest::new(server.url.clone(), b"{}".to_vec()),
+            classify,
+            || Panics,
+        )
+        .collect()
+        .await;
+    assert_eq!(
+        events,
+        [Err(ModelError::MalformedResponse {
+            message: "reading the answer panicked: decoder bug".into()
+        })]
+    );
 }

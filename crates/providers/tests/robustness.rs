@@ -320,3 +320,57 @@ fn an_unknown_reasoning_summary_is_a_malformed_request() {
         parlance_model::RequestDocument::from_value(&d.document().to_value()).unwrap();
     }
 }
+
+/// Issue 39: a count past `u32::MAX` in a request body (max tokens,
+/// top_k, a thinking budget) is the largest count, never wrapped round to
+/// a small one (4294967301 used to be read as 5).
+#[test]
+fn counts_past_u32_saturate() {
+    let n = u64::from(u32::MAX) + 6;
+    let user = json!([{"role": "user", "content": "hi"}]);
+    let bodies = [
+        (
+            "openai-chat",
+            json!({"model": "m", "messages": user, "max_completion_tokens": n}),
+        ),
+        (
+            "openai-chat",
+            json!({"model": "m", "messages": user, "max_tokens": n}),
+        ),
+        (
+            "openai-responses",
+            json!({"model": "m", "input": "hi", "max_output_tokens": n}),
+        ),
+        (
+            "anthropic",
+            json!({"model": "m", "messages": user, "max_tokens": n, "top_k": n,
+            "thinking": {"type": "enabled", "budget_tokens": n}}),
+        ),
+        (
+            "gemini",
+            json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "generationConfig": {"maxOutputTokens": n, "topK": n, "thinkingConfig": {"thinkingBudget": n}}}),
+        ),
+        (
+            "ollama",
+            json!({"model": "m", "messages": user, "options": {"num_predict": n, "top_k": n}}),
+        ),
+        (
+            "bedrock-converse",
+            json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
+            "inferenceConfig": {"maxTokens": n}}),
+        ),
+    ];
+    for (format, body) in bodies {
+        let f = parlance_providers::wire_format(format).unwrap();
+        let d = (f.decode_request)(&body).unwrap_or_else(|e| panic!("{format}: {e}"));
+        let o = &d.request.options;
+        assert_eq!(o.max_tokens, Some(u32::MAX), "{format}: {body}");
+        if let Some(k) = o.top_k {
+            assert_eq!(k, u32::MAX, "{format}: top_k");
+        }
+        if let Some(b) = o.reasoning.as_ref().and_then(|r| r.budget_tokens) {
+            assert_eq!(b, u32::MAX, "{format}: budget");
+        }
+    }
+}

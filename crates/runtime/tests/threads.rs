@@ -21,6 +21,7 @@ both!(
     a_failed_run_is_retried,
     a_dead_run_is_taken_over_and_its_thread_repaired,
     artifacts_are_stored_but_never_sent,
+    a_panicking_model_step_is_a_stored_failed_run,
 );
 
 async fn a_run_stores_every_message_in_order(store: Store) {
@@ -294,4 +295,59 @@ async fn artifacts_are_stored_but_never_sent(store: Store) {
         );
     }
     assert_eq!(model.received().len(), 3);
+}
+
+/// Issue 39: a model step that panics on a stored thread: the run is
+/// stored `failed` with the panic's message (awaited and streamed), what
+/// it did before is kept, and the thread is free for the next run.
+async fn a_panicking_model_step_is_a_stored_failed_run(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let model = ScriptedModel::new([calls(&[("c1", "lookup", json!({"q": "a"}))])]);
+    for _ in 0..2 {
+        model.push_step(Box::new(|_| panic!("decoder bug")));
+    }
+    model.push(says("Found it."));
+    let runner = ThreadRunner::new(store.clone(), agent(&model, OnToolException::ReturnToModel));
+    let failed = runner
+        .run(&thread.id, vec![Message::user("Find a")])
+        .await
+        .unwrap();
+    assert_eq!(failed.status, RunStatus::Failed);
+    let record = store.run(failed.id.as_deref().unwrap()).await.unwrap();
+    assert_eq!(record.status, "failed");
+    let error = record.error.unwrap();
+    assert_eq!(error["code"], "model_error");
+    assert_eq!(error["message"], "the model panicked: decoder bug");
+    assert_eq!(error["cause"]["kind"], "panic");
+    assert_eq!(
+        store.messages(&thread.id, 0, 100).await.unwrap().len(),
+        3,
+        "the input, the call and its result are kept"
+    );
+
+    let streamed = runner
+        .start(&thread.id, vec![Message::user("Again")], true)
+        .await
+        .unwrap();
+    let id = streamed.run_id.clone();
+    let events: Vec<parlance_agent::RunEvent> =
+        futures::StreamExt::collect(streamed.events()).await;
+    let Some(parlance_agent::RunEvent::RunCompleted(r)) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(r.status, RunStatus::Failed);
+    let record = store.run(&id).await.unwrap();
+    assert_eq!(record.status, "failed");
+    assert_eq!(
+        record.error.unwrap()["message"],
+        "the model panicked: decoder bug"
+    );
+
+    // The thread is free: the next run takes it and completes.
+    let ok = runner
+        .run(&thread.id, vec![Message::user("Once more")])
+        .await
+        .unwrap();
+    assert_eq!(ok.status, RunStatus::Completed, "{:?}", ok.error);
+    assert_eq!(store.runs(&thread.id).await.unwrap().len(), 3);
 }

@@ -42,6 +42,13 @@ pub(crate) struct ResumePlan {
     decided: Vec<Decided>,
 }
 
+impl ResumePlan {
+    /// The run's id and thread.
+    pub(super) fn ids(&self) -> (String, Option<String>) {
+        (self.state.run_id.clone(), self.state.thread_id.clone())
+    }
+}
+
 /// One decided call: where its request stands in the tool message, and
 /// what replaces it.
 struct Decided {

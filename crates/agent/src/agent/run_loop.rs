@@ -1,11 +1,13 @@
 //! One run, turn by turn: call the model, run the calls it makes (those
 //! that need approval wait), and end each turn of tool calls (`turn`).
 
-use futures::StreamExt;
+use std::panic::AssertUnwindSafe;
+
+use futures::{FutureExt, StreamExt};
 use parlance_format::{
     ApprovalRequest, Block, Message, Response, RunError, RunStatus, ToolCall, ToolStatus,
 };
-use parlance_model::{ModelError, ModelRequest, StreamEvent};
+use parlance_model::{ModelError, ModelRequest, StreamEvent, panic_message};
 use serde_json::{Value, json};
 
 use super::Agent;
@@ -37,9 +39,22 @@ impl Agent {
             if let Err(e) = self.refresh_tools(state).await {
                 return state.failed(e);
             }
-            let message = match self.call_model(state, hooks).await {
-                Ok(m) => m,
-                Err(e) => {
+            // A model step that panics (a provider's decoder, a model of
+            // the application's) fails this run, not the process; what
+            // the run did so far stays in its response.
+            let answer = AssertUnwindSafe(self.call_model(state, hooks))
+                .catch_unwind()
+                .await;
+            let message = match answer {
+                Ok(Ok(m)) => m,
+                Err(payload) => {
+                    let message = panic_message(&*payload);
+                    return state.failed(
+                        RunError::new("model_error", format!("the model panicked: {message}"))
+                            .with_cause(json!({"kind": "panic", "message": message})),
+                    );
+                }
+                Ok(Err(e)) => {
                     let cause = json!({"kind": e.kind(), "message": e.to_string()});
                     return state.failed(
                         RunError::new("model_error", e.to_string())

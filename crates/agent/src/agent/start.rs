@@ -2,7 +2,11 @@
 //! goes through [`Agent::go`] with a [`Start`], which hands it to the run
 //! loop, a resume or a retry.
 
-use parlance_format::Response;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use parlance_format::{Response, RunError, RunStatus, Usage, new_id};
+use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::Agent;
@@ -21,10 +25,45 @@ pub(crate) enum Start {
     Resume(Box<ResumePlan>),
 }
 
+impl Start {
+    /// The run's id (made up now when the caller gave none) and thread.
+    fn ids(&mut self) -> (String, Option<String>) {
+        match self {
+            Start::Run(input) | Start::Retry(input) => (
+                input.run_id.get_or_insert_with(|| new_id("run")).clone(),
+                input.thread_id.clone(),
+            ),
+            Start::Resume(plan) => plan.ids(),
+        }
+    }
+}
+
+/// The response of a run that panicked outside its model step (which
+/// catches its own, see `run_loop`): failed, with the panic's message.
+fn panicked(id: String, thread: Option<String>, message: String) -> Response {
+    Response {
+        id: Some(id),
+        thread_id: thread,
+        status: RunStatus::Failed,
+        messages: Vec::new(),
+        output: Value::Null,
+        usage: Usage::default(),
+        finish_reason: None,
+        pending: Vec::new(),
+        error: Some(
+            RunError::new("run_panicked", format!("the run panicked: {message}"))
+                .with_cause(json!({"kind": "panic", "message": message})),
+        ),
+    }
+}
+
 impl Agent {
     /// The one body behind every way to run: the run, its events and
-    /// steps going where `hooks` say.
-    pub(crate) async fn go(&self, start: Start, hooks: Hooks) -> Response {
+    /// steps going where `hooks` say. A panic anywhere in the run ends
+    /// this run `failed` with the panic's message (never the process,
+    /// never a run without an outcome).
+    pub(crate) async fn go(&self, mut start: Start, hooks: Hooks) -> Response {
+        let (id, thread) = start.ids();
         let _in_flight = telemetry::InFlight::start();
         let started = std::time::Instant::now();
         let model = &self.inner.model;
@@ -33,7 +72,13 @@ impl Agent {
             model.provider(),
             model.model_id(),
         );
-        let r = self.go_on(start, hooks).instrument(span.clone()).await;
+        let r = AssertUnwindSafe(self.go_on(start, hooks))
+            .catch_unwind()
+            .instrument(span.clone())
+            .await
+            .unwrap_or_else(|payload| {
+                panicked(id, thread, parlance_model::panic_message(&*payload))
+            });
         telemetry::run_ended(&span, &r, started.elapsed());
         r
     }

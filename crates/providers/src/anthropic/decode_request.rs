@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::decode_response::block;
 use super::{NAME, PROVIDER};
 use crate::wire::{
-    DecodedRequest, cache_point, checked_request, malformed, obj, opt_str, scoped_extra, str_field,
-    unread,
+    DecodedRequest, cache_point, checked_request, count, malformed, obj, opt_str, scoped_extra,
+    str_field, unread,
 };
 
 /// Why block fields are not carried.
@@ -343,10 +343,10 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         }
         match k.as_str() {
             "model" | "messages" | "tools" | "system" => {}
-            "max_tokens" => o.max_tokens = v.as_u64().map(|n| n as u32),
+            "max_tokens" => o.max_tokens = v.as_u64().map(count),
             "temperature" => o.temperature = v.as_f64(),
             "top_p" => o.top_p = v.as_f64(),
-            "top_k" => o.top_k = v.as_u64().map(|n| n as u32),
+            "top_k" => o.top_k = v.as_u64().map(count),
             "stop_sequences" => {
                 o.stop = v
                     .as_array()
@@ -381,10 +381,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                 let r = o.reasoning.get_or_insert_with(Reasoning::default);
                 match v.get("type").and_then(Value::as_str) {
                     Some("enabled") => {
-                        r.budget_tokens = v
-                            .get("budget_tokens")
-                            .and_then(Value::as_u64)
-                            .map(|n| n as u32);
+                        r.budget_tokens = v.get("budget_tokens").and_then(Value::as_u64).map(count);
                     }
                     Some("adaptive") => r.include_thoughts = true,
                     // Off is the default: kept for this API as it is.

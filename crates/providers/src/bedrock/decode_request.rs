@@ -16,8 +16,8 @@ use super::NAME;
 use super::decode_response::{block, union_member};
 use super::to_wire::{DOCUMENT_FORMATS, IMAGE_FORMATS};
 use crate::wire::{
-    DecodedRequest, cache_point, checked_request, malformed, obj, opt_str, scoped_extra, str_field,
-    unread,
+    DecodedRequest, cache_point, checked_request, count, malformed, obj, opt_str, scoped_extra,
+    str_field, unread,
 };
 
 /// A request body → the conversation, tools and options it carries.
@@ -410,10 +410,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                     &[],
                     &mut warnings,
                 );
-                o.max_tokens = v
-                    .get("maxTokens")
-                    .and_then(Value::as_u64)
-                    .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+                o.max_tokens = v.get("maxTokens").and_then(Value::as_u64).map(count);
                 o.temperature = v.get("temperature").and_then(Value::as_f64);
                 o.top_p = v.get("topP").and_then(Value::as_f64);
                 o.stop = v
@@ -436,7 +433,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                     rest.remove("thinking");
                     o.reasoning
                         .get_or_insert_with(Reasoning::default)
-                        .budget_tokens = Some(u32::try_from(budget).unwrap_or(u32::MAX));
+                        .budget_tokens = Some(count(budget));
                 }
                 // Model-native fields: kept for this API as they are.
                 if !rest.is_empty() || v.as_object().is_some_and(Map::is_empty) {

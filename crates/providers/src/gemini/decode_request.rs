@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use super::NAME;
 use super::decode_response::part_block;
 use crate::wire::{
-    DecodedRequest, checked_request, malformed, obj, opt_str, scoped_extra, str_field, unread,
+    DecodedRequest, checked_request, count, malformed, obj, opt_str, scoped_extra, str_field,
+    unread,
 };
 
 /// Converts a `parameters` schema (OpenAPI subset, `"type": "OBJECT"`)
@@ -384,10 +385,10 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
         }
         for (k, v) in g {
             match k.as_str() {
-                "maxOutputTokens" => o.max_tokens = v.as_u64().map(|n| n as u32),
+                "maxOutputTokens" => o.max_tokens = v.as_u64().map(count),
                 "temperature" => o.temperature = v.as_f64(),
                 "topP" => o.top_p = v.as_f64(),
-                "topK" => o.top_k = v.as_u64().map(|n| n as u32),
+                "topK" => o.top_k = v.as_u64().map(count),
                 "seed" => o.seed = v.as_u64(),
                 "stopSequences" => {
                     o.stop = v
@@ -490,7 +491,7 @@ fn reasoning(v: &Value) -> (Reasoning, Map<String, Value>) {
         }
     }
     if let Some(n) = rest.get("thinkingBudget").and_then(Value::as_u64) {
-        r.budget_tokens = Some(n as u32);
+        r.budget_tokens = Some(count(n));
         rest.remove("thinkingBudget");
     }
     if let Some(e) = rest

@@ -13,7 +13,11 @@ pub(crate) fn error_object(e: &Value, status_hint: Option<u16>) -> ModelError {
         .to_string();
     let status = e.get("status").and_then(Value::as_str).unwrap_or("");
     let code = status_hint
-        .or_else(|| e.get("code").and_then(Value::as_u64).map(|c| c as u16))
+        .or_else(|| {
+            e.get("code")
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok())
+        })
         .unwrap_or(0);
     let retry_after = e
         .get("details")
@@ -21,9 +25,10 @@ pub(crate) fn error_object(e: &Value, status_hint: Option<u16>) -> ModelError {
         .into_iter()
         .flatten()
         .find_map(|d| d.get("retryDelay").and_then(Value::as_str))
-        .and_then(|s| s.strip_suffix('s'))
-        .and_then(|s| s.parse::<f64>().ok())
-        .map(std::time::Duration::from_secs_f64);
+        .and_then(|text| {
+            let secs = text.strip_suffix('s')?.parse::<f64>().ok()?;
+            crate::transport::wait_from_secs(secs, &format!("RetryInfo.retryDelay {text:?}"))
+        });
     match (status, code) {
         ("RESOURCE_EXHAUSTED", _) | (_, 429) => {
             // A daily quota is not worth waiting for; a per-minute one is.

@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 use super::decode_response::tool_call;
 use super::{NAME, PROVIDER};
 use crate::openai_common::{ChatTools, chat_tools};
-use crate::wire::{DecodedRequest, checked_request, malformed, obj, opt_str, str_field, unread};
+use crate::wire::{
+    DecodedRequest, checked_request, count, malformed, obj, opt_str, str_field, unread,
+};
 
 /// A request body → the conversation, tools and options it carries.
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
@@ -240,10 +242,10 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                         "num_predict" if ov.as_i64().is_some_and(|n| n < 0) => {
                             rest.insert(ok.clone(), ov.clone());
                         }
-                        "num_predict" => o.max_tokens = Some(int()? as u32),
+                        "num_predict" => o.max_tokens = Some(count(int()?)),
                         "temperature" => o.temperature = Some(num()?),
                         "top_p" => o.top_p = Some(num()?),
-                        "top_k" => o.top_k = Some(int()? as u32),
+                        "top_k" => o.top_k = Some(count(int()?)),
                         "seed" if ov.as_u64().is_some() => o.seed = ov.as_u64(),
                         "stop" => {
                             o.stop = match ov {

@@ -15,7 +15,7 @@ use super::decode_response::{reasoning_text, tool_call};
 use super::{NAME, PROVIDER};
 use crate::openai_common::{ChatTools, chat_tools};
 use crate::wire::{
-    DecodedRequest, cache_point, checked_request, malformed, obj, opt_str, scoped_extra,
+    DecodedRequest, cache_point, checked_request, count, malformed, obj, opt_str, scoped_extra,
     split_data_url, str_field, unread,
 };
 
@@ -418,9 +418,9 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                     extra.insert(k.clone(), v.clone());
                 }
             },
-            "max_completion_tokens" => o.max_tokens = v.as_u64().map(|n| n as u32),
+            "max_completion_tokens" => o.max_tokens = v.as_u64().map(count),
             "max_tokens" => {
-                o.max_tokens = v.as_u64().map(|n| n as u32);
+                o.max_tokens = v.as_u64().map(count);
                 warnings.push(
                     "max_tokens: read as the output limit; written back as max_completion_tokens (the name reasoning models take)"
                         .into(),

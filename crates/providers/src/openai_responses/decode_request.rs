@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::decode_response::item_blocks;
 use super::{NAME, PROVIDER};
 use crate::wire::{
-    DecodedRequest, cache_point, checked_request, malformed, obj, opt_str, scoped_extra,
+    DecodedRequest, cache_point, checked_request, count, malformed, obj, opt_str, scoped_extra,
     split_data_url, str_field, unread,
 };
 
@@ -421,7 +421,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                 }
             },
             "parallel_tool_calls" => o.parallel_tool_calls = v.as_bool(),
-            "max_output_tokens" => o.max_tokens = v.as_u64().map(|n| n as u32),
+            "max_output_tokens" => o.max_tokens = v.as_u64().map(count),
             "temperature" => o.temperature = v.as_f64(),
             "top_p" => o.top_p = v.as_f64(),
             "stream" => stream = v.as_bool().unwrap_or(false),

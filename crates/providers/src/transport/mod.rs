@@ -9,19 +9,21 @@ pub mod ndjson;
 mod retry;
 mod secret;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use parlance_model::{EventStream, ModelError, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 pub use clients::SharedClient;
 pub use ndjson::parse_ndjson;
-pub use retry::{RetryPolicy, retry_after_from_headers};
+pub(crate) use retry::wait_from_secs;
+pub use retry::{RetryPolicy, retry_after_from_headers, should_retry_from_headers};
 pub use secret::Secret;
 
 /// Turns a failed HTTP answer into a typed error: status, body, and the
@@ -268,10 +270,7 @@ impl Transport {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let retry_after = retry_after_from_headers(&headers);
-        let should_retry = headers
-            .get("x-should-retry")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v == "true");
+        let should_retry = should_retry_from_headers(&headers);
         let body = self.read_body(resp).await.unwrap_or_default();
         (classify(status, &body, retry_after), should_retry)
     }
@@ -294,11 +293,12 @@ impl Transport {
                 Ok(resp) => self.failure(resp, classify).await,
                 Err(e) => (e, None),
             };
-            if !policy.should_retry(attempt, &err, hint) {
-                return Err(err);
-            }
-            let wait = policy.delay(attempt, err.retry_after());
-            tracing::debug!(attempt, ?wait, error = %err, "retrying model request");
+            tracing::debug!(attempt, error = %err, "model request failed");
+            let wait = match policy.next(attempt, err, hint) {
+                Ok(wait) => wait,
+                Err(err) => return Err(err),
+            };
+            tracing::debug!(attempt, ?wait, "retrying model request");
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
@@ -328,7 +328,8 @@ impl Transport {
     ) -> EventStream<'static> {
         let (tx, rx) = futures::channel::mpsc::unbounded::<Result<StreamEvent, ModelError>>();
         let this = self.clone();
-        tokio::spawn(async move {
+        let on_panic = tx.clone();
+        let task = async move {
             let policy = this.config.retry.clone();
             let mut attempt = 0;
             loop {
@@ -355,14 +356,34 @@ impl Transport {
                     Ok(resp) => this.failure(resp, classify).await,
                     Err(e) => (e, None),
                 };
-                if emitted || !policy.should_retry(attempt, &err, hint) {
-                    let _ = tx.unbounded_send(Err(err));
-                    return;
-                }
-                let wait = policy.delay(attempt, err.retry_after());
-                tracing::debug!(attempt, ?wait, error = %err, "retrying model stream");
+                tracing::debug!(attempt, error = %err, "model stream failed");
+                let next = if emitted {
+                    Err(err)
+                } else {
+                    policy.next(attempt, err, hint)
+                };
+                let wait = match next {
+                    Ok(wait) => wait,
+                    Err(err) => {
+                        let _ = tx.unbounded_send(Err(err));
+                        return;
+                    }
+                };
+                tracing::debug!(attempt, ?wait, "retrying model stream");
                 tokio::time::sleep(wait).await;
                 attempt += 1;
+            }
+        };
+        // A panic while reading an answer (a decoder's bug) ends this
+        // stream with its message, not with a stream that just stops.
+        tokio::spawn(async move {
+            if let Err(payload) = AssertUnwindSafe(task).catch_unwind().await {
+                let _ = on_panic.unbounded_send(Err(ModelError::MalformedResponse {
+                    message: format!(
+                        "reading the answer panicked: {}",
+                        parlance_model::panic_message(&*payload)
+                    ),
+                }));
             }
         });
         rx.boxed()
