@@ -58,6 +58,9 @@ function answer(messages) {
     const args = { order_id: order, carrier: "dhl", express: false, address: { city: "Lyon", zip: "69001" }, parcels: [2] };
     return { role: "assistant", content: "Shipping it.", tool_calls: [call("ship", args)] };
   }
+  if (asked.includes("tag it")) {
+    return { role: "assistant", content: null, tool_calls: [call("tag", { label: "box", 'q"]k': "ok", zone: "z" })] };
+  }
   if (asked.includes("look up")) {
     return { role: "assistant", content: null, tool_calls: [call("lookup_order", { id: order })] };
   }
@@ -184,7 +187,8 @@ export async function startMocks() {
 
 // `anonymous`: no token configured (loopback only): the API's anonymous caller.
 // `store`: another server's store URL (two servers sharing one store).
-function config(dir, mocks, { anonymous = false, store = null } = {}) {
+// `top`: more top-level settings (`allowed_origins = [...]`).
+function config(dir, mocks, { anonymous = false, store = null, top = "" } = {}) {
   const tokens = anonymous ? "" : `[[auth.tokens]]
 token = "${TOKENS.alice}"
 subject = "alice"
@@ -226,9 +230,17 @@ operator = true
     required: ["order_id", "carrier", "address"],
     additionalProperties: false,
   };
+  // Keys a CSS selector cannot hold unescaped (`"`, `]`): the page's
+  // live checks must still find their fields.
+  const tag = {
+    type: "object",
+    properties: { label: { type: "string" }, 'q"]k': { type: "string", maxLength: 3 }, zone: { type: "string", maxLength: 2 } },
+    required: ["label"],
+  };
   const toml = `
 listen = "127.0.0.1:0"
 secret = "browser-test-secret-0123456789"
+${top}
 [store]
 url = "${store ?? storeUrl(dir)}"
 ${tokens}[providers.mock]
@@ -238,7 +250,7 @@ api_key_env = "PARLANCE_TEST_NO_KEY"
 [agents.support]
 model = "mock:gpt-test"
 instructions = "You handle refunds."
-tools = ["refund", "lookup_order", "ship"]
+tools = ["refund", "lookup_order", "ship", "tag"]
 on_tool_exception = "fail"
 [agents.careful]
 model = "mock:gpt-test"
@@ -265,6 +277,12 @@ url = "${mocks.url}/ship"
 description = "Ship an order."
 needs_approval = true
 input_schema = '${JSON.stringify(ship)}'
+[tools.tag]
+kind = "http"
+url = "${mocks.url}/ship"
+description = "Tag an order."
+needs_approval = true
+input_schema = '${JSON.stringify(tag)}'
 [tools.refund]
 kind = "http"
 url = "${mocks.url}/refund"
@@ -340,13 +358,15 @@ export async function startRun(server, who, input, agent = "support") {
 // Debian's Chromium, headless, with the flags this machine's closed
 // network needs (no background connections); playwright-core gives it a
 // fresh profile (--user-data-dir) each launch.
-export async function browser() {
+// `args`: more Chromium flags.
+export async function browser(args = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
     args: [
       "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      ...args,
     ],
   });
 }

@@ -77,7 +77,7 @@ class ConfigError extends ParlanceError {}
 
 /**
  * The thread store refused or failed: `kind` is `busy`, `not_found`,
- * `conflict`, `lease_lost`, `corrupt` or `database`.
+ * `conflict`, `lease_lost`, `corrupt`, `unstorable` or `database`.
  */
 class StoreError extends ParlanceError {
   constructor(message, { kind = "database" } = {}) {

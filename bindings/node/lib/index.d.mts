@@ -425,7 +425,7 @@ export declare class DecisionError extends ParlanceError {
 export declare class ConfigError extends ParlanceError {}
 /** The store refused or failed. */
 export declare class StoreError extends ParlanceError {
-  readonly kind: "busy" | "not_found" | "conflict" | "lease_lost" | "corrupt" | "database" | (string & {});
+  readonly kind: "busy" | "not_found" | "conflict" | "lease_lost" | "corrupt" | "unstorable" | "database" | (string & {});
 }
 
 // ---------------------------------------------------------------- format

@@ -22,6 +22,7 @@ pub fn store_error(e: &StoreError) -> napi::Error {
         StoreError::Conflict(_) => "conflict",
         StoreError::LeaseLost { .. } => "lease_lost",
         StoreError::Corrupt { .. } => "corrupt",
+        StoreError::Unstorable(_) => "unstorable",
         StoreError::Database(_) => "database",
     };
     error("StoreError", e.to_string(), json!({"storeKind": kind}))

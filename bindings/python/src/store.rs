@@ -20,6 +20,7 @@ pub fn store_error(py: Python<'_>, e: &StoreError) -> PyErr {
         StoreError::Conflict(_) => "conflict",
         StoreError::LeaseLost { .. } => "lease_lost",
         StoreError::Corrupt { .. } => "corrupt",
+        StoreError::Unstorable(_) => "unstorable",
         StoreError::Database(_) => "database",
     };
     raise_store(py, kind, e.to_string())

@@ -81,6 +81,17 @@ pub struct Config {
     /// Address to listen on (default `127.0.0.1:8080`).
     #[serde(default)]
     pub listen: Option<String>,
+    /// Host names the server answers to besides IP addresses and
+    /// `localhost` (its public name behind a proxy, say); `"*"` for any.
+    /// Other names get `421` (a page re-pointed at this server by DNS
+    /// rebinding sends its own).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`https://parlance.example.com`) whose pages may send
+    /// requests that change something, besides the server's own (`http(s)://`
+    /// and its `Host`); others get `403`.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
     /// The thread store.
     #[serde(default)]
     pub store: StoreConfig,

@@ -38,7 +38,7 @@ pub use block::{
     ApprovalRequest, Block, CachePoint, Media, Text, Thinking, ToolCall, ToolResult, ToolStatus,
     approval_digest,
 };
-pub use depth::{MAX_VALUE_DEPTH, within_depth};
+pub use depth::{MAX_VALUE_DEPTH, check_depth, to_readable_json, within_depth};
 pub use error::FormatError;
 pub use id::new_id;
 pub use message::{Message, Role};

@@ -137,6 +137,16 @@ pub struct ListQuery {
     pub limit: Option<u32>,
 }
 
+/// `DELETE /v1/threads/{id}` options.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteQuery {
+    /// Operators: delete even while a run waits for decisions on the
+    /// thread (one whose record is damaged cannot be decided).
+    #[serde(default)]
+    pub force: bool,
+}
+
 /// The agent a request names.
 pub fn agent_for(state: &AppState, spec: &AgentSpec, path: &str) -> Result<Agent, ApiError> {
     match spec {
@@ -145,8 +155,21 @@ pub fn agent_for(state: &AppState, spec: &AgentSpec, path: &str) -> Result<Agent
                 ApiError::invalid_request(format!("{path}: no agent named {name:?}"))
             })
         }
-        AgentSpec::Inline(cfg) => build::inline_agent(state, cfg)
-            .map_err(|e| ApiError::invalid_request(format!("{path}.{e}"))),
+        AgentSpec::Inline(cfg) => {
+            // Stored with its runs (their settings): it must read back.
+            for (key, v) in &cfg.extra {
+                parlance_format::within_depth(v, parlance_format::MAX_VALUE_DEPTH - 1)
+                    .then_some(())
+                    .ok_or_else(|| {
+                        ApiError::invalid_request(format!(
+                            "{path}.extra.{key}: nested deeper than {} levels of arrays and objects (the format's limit)",
+                            parlance_format::MAX_VALUE_DEPTH
+                        ))
+                    })?;
+            }
+            build::inline_agent(state, cfg)
+                .map_err(|e| ApiError::invalid_request(format!("{path}.{e}")))
+        }
     }
 }
 

@@ -19,7 +19,8 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// A stable code: `invalid_request`, `unauthorized`, `forbidden`,
     /// `not_found`, `method_not_allowed`, `thread_busy`, `invalid_decision`,
-    /// `conflict`, `body_too_large`, `internal`.
+    /// `conflict`, `body_too_large`, `unsupported_media_type`, `cross_site`,
+    /// `misdirected_host`, `damaged_record`, `internal`.
     pub code: String,
     /// For a person; names the JSON path for invalid requests.
     pub message: String,
@@ -111,6 +112,14 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound(w) => ApiError::not_found(&w),
             StoreError::Conflict(m) => ApiError::conflict(m),
             StoreError::LeaseLost { .. } => ApiError::conflict(e.to_string()),
+            StoreError::Unstorable(_) => ApiError::invalid_request(e.to_string()),
+            StoreError::Corrupt { ref thread, .. } => {
+                let message = format!(
+                    "{e} (the record is damaged: an operator can delete the thread with DELETE /v1/threads/{thread}?force=true)"
+                );
+                tracing::error!(error = %message, "damaged record");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "damaged_record", message)
+            }
             other => ApiError::internal(other.to_string()),
         }
     }

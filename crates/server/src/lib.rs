@@ -14,7 +14,8 @@
 //! | `/ui` | the approval inbox: web pages for the people who decide ([`ui`]) |
 //!
 //! Errors are `{"error": {"code", "message"}}`; invalid requests name the
-//! JSON path. Bearer tokens come from the configuration or the environment;
+//! JSON path. Browsers' requests are checked first ([`guard`]: the `Host`
+//! names served, no cross-site request that changes something). Bearer tokens come from the configuration or the environment;
 //! a token sees only its own threads.
 
 pub mod api;
@@ -24,6 +25,7 @@ pub mod build;
 /// The application configuration (the `parlance-config` crate).
 pub use parlance_config as config;
 pub mod error;
+pub mod guard;
 pub mod http_tool;
 pub mod metrics;
 mod openapi;
@@ -56,6 +58,10 @@ pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
 /// The routes.
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY);
+    let guard = Arc::new(guard::Guard::new(
+        &state.config.allowed_hosts,
+        &state.config.allowed_origins,
+    ));
     Router::new()
         .route("/v1/runs", post(runs::create_run))
         .route("/v1/runs/{id}", get(runs::get_run))
@@ -76,6 +82,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(error::fallback)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
         .with_state(state)
 }
 

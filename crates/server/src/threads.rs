@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
 use serde_json::json;
 
-use crate::api::{ListQuery, NewThread, outbound, owned_thread};
+use crate::api::{DeleteQuery, ListQuery, NewThread, outbound, owned_thread};
 use crate::auth::Principal;
 use crate::body::JsonBody;
 use crate::error::ApiError;
@@ -67,13 +67,29 @@ pub async fn get_thread(
     Ok(Json(outbound(&state, &who, out)).into_response())
 }
 
-/// `DELETE /v1/threads/{id}`.
+/// `DELETE /v1/threads/{id}`; `?force=true` (operators): even while a
+/// run waits for decisions on it (a damaged run no one can decide).
 pub async fn delete_thread(
     State(state): State<Arc<AppState>>,
     who: Principal,
     Path(id): Path<String>,
+    q: Result<Query<DeleteQuery>, QueryRejection>,
 ) -> Result<HttpResponse, ApiError> {
+    let Query(q) =
+        q.map_err(|e| ApiError::invalid_request(format!("(query): {}", e.body_text())))?;
     owned_thread(&state, &who, &id).await?;
-    state.store.delete_thread(&id).await?;
+    if q.force && !who.operator {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "force: only operators may delete a thread a run waits on",
+        ));
+    }
+    if q.force {
+        tracing::warn!(thread = %id, by = ?who.subject, "thread deleted with force");
+        state.store.delete_thread_waiting(&id).await?;
+    } else {
+        state.store.delete_thread(&id).await?;
+    }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

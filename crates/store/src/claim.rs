@@ -119,7 +119,7 @@ impl Store {
             thread_id: thread.to_string(),
         };
         let mut batch = Batch::new();
-        self.push_claim(&mut batch, &run, ask, INSERT_RUN_PLAIN);
+        self.push_claim(&mut batch, &run, ask, INSERT_RUN_PLAIN)?;
         let done = self.script(batch).await?;
         if done[0].rows_affected == 0 {
             return Ok(None);
@@ -144,7 +144,7 @@ impl Store {
             };
             let mut batch = Batch::new();
             batch.push(ACTIVE, vec![thread.into()]);
-            self.push_claim(&mut batch, &run, &first_only, INSERT_RUN);
+            self.push_claim(&mut batch, &run, &first_only, INSERT_RUN)?;
             let done =
                 self.batch_sqlx(tx, batch)
                     .await
@@ -219,7 +219,7 @@ impl Store {
         run: &ActiveRun,
         ask: &Ask<'_>,
         insert_run: &'static str,
-    ) {
+    ) -> R<()> {
         let now = now_ms();
         let lease = now + self.lease.as_millis() as i64;
         let thread = run.thread_id.as_str();
@@ -240,11 +240,12 @@ impl Store {
             vec![thread.into(), run.id.as_str().into()],
         );
         for m in ask.input {
-            self.push_insert(batch, run, m, now);
+            self.push_insert(batch, run, m, now)?;
         }
         if !ask.input.is_empty() {
             self.push_touch(batch, run, now);
         }
+        Ok(())
     }
 
     /// The claim read from its results (the read first, then the inserts),

@@ -23,24 +23,30 @@ fn interrupted_error() -> Value {
 
 impl Store {
     pub(crate) fn run_from(row: &sqlx::any::AnyRow) -> R<RunRecord> {
-        let text = |k: &str| -> R<Option<String>> { Ok(row.try_get::<Option<String>, _>(k)?) };
+        let id: String = row.try_get("id")?;
+        // A column that does not read is left out, and logged: one
+        // damaged run never hides the others from a list.
+        let json = |k: &str| -> R<Option<Value>> {
+            let Some(text) = row.try_get::<Option<String>, _>(k)? else {
+                return Ok(None);
+            };
+            Ok(serde_json::from_str(&text)
+                .inspect_err(|e| {
+                    tracing::warn!(run = %id, column = k, error = %e, "store: a run's column is not readable")
+                })
+                .ok())
+        };
         Ok(RunRecord {
-            id: row.try_get("id")?,
             thread_id: row.try_get("thread_id")?,
             status: row.try_get("status")?,
-            settings: text("settings")?
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or(Value::Null),
-            usage: text("usage")?
-                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-                .and_then(|v| Usage::from_value(&v).ok()),
-            error: text("error")?.and_then(|s| serde_json::from_str(&s).ok()),
-            output: text("output")?
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or(Value::Null),
-            finish_reason: text("finish_reason")?,
+            settings: json("settings")?.unwrap_or(Value::Null),
+            usage: json("usage")?.and_then(|v| Usage::from_value(&v).ok()),
+            error: json("error")?,
+            output: json("output")?.unwrap_or(Value::Null),
+            finish_reason: row.try_get::<Option<String>, _>("finish_reason")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
+            id,
         })
     }
 
@@ -102,7 +108,7 @@ impl Store {
             .bind(thread)
             .bind(seq)
             .bind(run)
-            .bind(self.stored_text(parlance_format::to_json(message)))
+            .bind(self.stored_message(message)?)
             .bind(now_ms())
             .execute(&mut **conn)
             .await?;

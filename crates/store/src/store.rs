@@ -49,6 +49,10 @@ pub enum StoreError {
         /// The reader's error.
         error: String,
     },
+    /// A value the store would not read back (nested deeper than the
+    /// format's limit): refused, nothing written.
+    #[error("not stored: {0}")]
+    Unstorable(String),
     /// The database failed.
     #[error("database error: {0}")]
     Database(String),
@@ -251,6 +255,16 @@ impl Store {
         }
     }
 
+    /// A message as stored: [`Store::stored_text`] of its canonical JSON,
+    /// refused ([`StoreError::Unstorable`]) when the reader would refuse it
+    /// (nested deeper than `parlance_format::MAX_VALUE_DEPTH`): nothing is
+    /// written that cannot be read back.
+    pub(crate) fn stored_message(&self, message: &Message) -> R<String> {
+        let json = parlance_format::to_readable_json(message)
+            .map_err(|e| StoreError::Unstorable(format!("message {e}")))?;
+        Ok(self.stored_text(json))
+    }
+
     /// The lease of running runs.
     pub fn lease(&self) -> Duration {
         self.lease
@@ -331,6 +345,8 @@ impl Store {
 
     /// A new, empty thread.
     pub async fn create_thread(&self, owner: Option<&str>, metadata: Value) -> R<Thread> {
+        parlance_format::check_depth(&metadata, "metadata")
+            .map_err(|e| StoreError::Unstorable(e.to_string()))?;
         let t = Thread {
             id: parlance_format::new_id("thr"),
             owner: owner.map(str::to_string),
@@ -354,7 +370,11 @@ impl Store {
         Ok(Thread {
             id: row.try_get("id")?,
             owner: row.try_get("owner")?,
-            metadata: serde_json::from_str(&metadata).unwrap_or(Value::Null),
+            metadata: serde_json::from_str(&metadata).unwrap_or_else(|e| {
+                let id: String = row.try_get("id").unwrap_or_default();
+                tracing::warn!(thread = %id, error = %e, "store: a thread's metadata is not readable");
+                Value::Null
+            }),
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
         })
@@ -414,10 +434,26 @@ impl Store {
     /// Deletes a thread with its messages, runs and artifacts. Refused while
     /// a run is active on it.
     pub async fn delete_thread(&self, id: &str) -> R<()> {
+        self.delete(id, false).await
+    }
+
+    /// Deletes a thread even while a run waits for decisions on it (what
+    /// is left when that run cannot be read or decided any more: its
+    /// record is damaged); still refused while a run is running.
+    pub async fn delete_thread_waiting(&self, id: &str) -> R<()> {
+        self.delete(id, true).await
+    }
+
+    async fn delete(&self, id: &str, waiting_too: bool) -> R<()> {
         // A dead run (its lease ran out) does not hold the thread.
         self.sweep_thread(id).await?;
         let mut tx = self.tx().await?;
-        let active = sqlx::query(self.q("SELECT id, status FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"))
+        let blocking = if waiting_too {
+            "SELECT id, status FROM parlance_runs WHERE thread_id = ? AND status = 'running'"
+        } else {
+            "SELECT id, status FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')"
+        };
+        let active = sqlx::query(self.q(blocking))
             .bind(id)
             .fetch_optional(&mut *tx)
             .await?;
@@ -454,10 +490,13 @@ impl Store {
         let message = serde_json::from_str::<Value>(&body)
             .map_err(|e| e.to_string())
             .and_then(|v| Message::from_value(&v).map_err(|e| e.to_string()))
-            .map_err(|error| StoreError::Corrupt {
-                thread: thread.into(),
-                seq,
-                error,
+            .map_err(|error| {
+                tracing::warn!(thread, seq, %error, "store: a stored message is not readable");
+                StoreError::Corrupt {
+                    thread: thread.into(),
+                    seq,
+                    error,
+                }
             })?;
         Ok(StoredMessage {
             seq,

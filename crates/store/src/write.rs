@@ -63,7 +63,7 @@ impl Store {
         head.push(
             REPLACE_LAST,
             vec![
-                self.stored_text(parlance_format::to_json(message)).into(),
+                self.stored_message(message)?.into(),
                 run.id.as_str().into(),
                 run.thread_id.as_str().into(),
                 run.thread_id.as_str().into(),
@@ -149,19 +149,20 @@ impl Store {
         run: &ActiveRun,
         message: &Message,
         now: i64,
-    ) {
+    ) -> R<()> {
         batch.push(
             INSERT_MESSAGE,
             vec![
                 run.thread_id.as_str().into(),
                 run.thread_id.as_str().into(),
                 run.id.as_str().into(),
-                self.stored_text(parlance_format::to_json(message)).into(),
+                self.stored_message(message)?.into(),
                 now.into(),
                 run.id.as_str().into(),
                 now.into(),
             ],
         );
+        Ok(())
     }
 
     /// The statement that records `response` as `run`'s outcome.
@@ -212,7 +213,7 @@ impl Store {
             let skip = head.len();
             let mut batch = head;
             for m in messages {
-                self.push_insert(&mut batch, run, m, now);
+                self.push_insert(&mut batch, run, m, now)?;
             }
             batch.extend(tail);
             let done = self.script(batch).await?;
@@ -259,7 +260,7 @@ impl Store {
             let mut batch = head.take().unwrap_or_default();
             let skip = batch.len();
             for m in chunk {
-                self.push_insert(&mut batch, run, m, now);
+                self.push_insert(&mut batch, run, m, now)?;
             }
             let last = i + 1 == n;
             if last {

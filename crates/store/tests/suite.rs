@@ -12,7 +12,50 @@ use parlance_testkit::store::*;
 both!(
     threads_are_created_listed_paged_and_deleted,
     migrations_are_versioned_and_idempotent,
+    nothing_is_written_that_cannot_be_read_back,
 );
+
+/// `levels` nested arrays around `1`.
+fn nested(levels: usize) -> serde_json::Value {
+    (0..levels).fold(json!(1), |v, _| json!([v]))
+}
+
+/// Values deeper than the format's limit are refused by every write (the
+/// reader would refuse them: the thread could never be read again);
+/// values at the limit are written and read back.
+async fn nothing_is_written_that_cannot_be_read_back(store: Store) {
+    let limit = parlance_format::MAX_VALUE_DEPTH;
+    let e = store
+        .create_thread(None, json!({"k": nested(limit)}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Unstorable(m) if m.contains("metadata") && m.contains("nested deeper than 100 levels")),
+        "{e}"
+    );
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let run = store.begin_run(&thread.id, &json!({})).await.unwrap();
+    let call = |depth| {
+        Message::new(
+            Role::Assistant,
+            vec![Block::tool_call("c1", "t", json!({"a": nested(depth - 1)}))],
+        )
+    };
+    let e = store.append(&run, &[call(limit + 1)]).await.unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Unstorable(m) if m.contains("arguments") && m.contains("nested deeper than 100 levels")),
+        "{e}"
+    );
+    let e = store
+        .replace_last(&run, &call(limit + 1))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Unstorable(_)), "{e}");
+    store.append(&run, &[call(limit)]).await.unwrap();
+    let back = store.all_messages(&thread.id).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].message, call(limit));
+}
 
 /// On SQLite only: writing 100,000 messages to PostgreSQL one insert at a
 /// time outlasts the run's lease (the query read back is the same on both).

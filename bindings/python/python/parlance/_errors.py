@@ -96,7 +96,7 @@ class ConfigError(ParlanceError, ValueError):
 
 class StoreError(ParlanceError):
     """The thread store refused or failed: ``kind`` is ``busy``,
-    ``not_found``, ``conflict``, ``lease_lost``, ``corrupt`` or
+    ``not_found``, ``conflict``, ``lease_lost``, ``corrupt``, ``unstorable`` or
     ``database``."""
 
     def __init__(self, message: str, kind: str = "database") -> None:

@@ -181,6 +181,9 @@ impl Agent {
                     ),
                 ));
             }
+            if let Some(arguments) = &d.arguments {
+                depth_ok(arguments, &format!("{path}.arguments"))?;
+            }
             if let Some(content) = &d.content {
                 check_answer(content, &path)?;
             }
@@ -310,9 +313,18 @@ impl Agent {
 /// audio or files (OpenAI Chat takes only text): an answer holding
 /// anything else would make every later run on the thread fail, so it is
 /// refused, naming the block.
+/// A decided value no deeper than the format's limit: the decision is
+/// stored with the run and must read back (a form or an API client can
+/// build any depth).
+fn depth_ok(v: &Value, path: &str) -> Result<(), DecisionError> {
+    parlance_format::check_depth(v, path).map_err(|e| refuse(e.path, e.message))
+}
+
 fn check_answer(content: &[Block], path: &str) -> Result<(), DecisionError> {
     for (i, b) in content.iter().enumerate() {
-        if !matches!(b, Block::Text(_) | Block::Json { .. }) {
+        if let Block::Json { json } = b {
+            depth_ok(json, &format!("{path}.content[{i}].json"))?;
+        } else if !matches!(b, Block::Text(_)) {
             return Err(refuse(
                 format!("{path}.content[{i}]"),
                 format!(

@@ -203,10 +203,7 @@ pub(super) fn free<'v>(v: &'v Value, path: &Path) -> R<&'v Value> {
     if crate::within_depth(v, crate::MAX_VALUE_DEPTH) {
         Ok(v)
     } else {
-        Err(path.err(format!(
-            "nested deeper than {} levels of arrays and objects (the format's limit)",
-            crate::MAX_VALUE_DEPTH
-        )))
+        crate::check_depth(v, &path.render()).map(|()| v)
     }
 }
 

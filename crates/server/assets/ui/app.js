@@ -102,7 +102,11 @@ function showErrors(result, { which = null, decisions = true } = {}) {
       if (!decisions && key.startsWith("#")) continue;
       const lines = errors[key] ?? [];
       slot.textContent = lines.join("\n");
-      for (const input of card.querySelectorAll(`[aria-describedby~="${slot.id}"]`)) {
+      // Matched by value, not by a selector: a slot's id comes from the
+      // schema's keys, which may hold any character (`"`, `]`...).
+      const inputs = [...card.querySelectorAll("[aria-describedby]")]
+        .filter((el) => el.getAttribute("aria-describedby").split(/\s+/).includes(slot.id));
+      for (const input of inputs) {
         if (lines.length) input.setAttribute("aria-invalid", "true");
         else input.removeAttribute("aria-invalid");
       }

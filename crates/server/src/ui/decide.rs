@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Form, Json};
 use futures::StreamExt;
@@ -137,7 +137,13 @@ fn edited(p: &Paused, n: usize, pairs: &[(String, String)]) -> Result<Value, Err
     let (args, mut errors, pointers) = if json_mode {
         let text = field(pairs, &format!("call.{n}.json")).unwrap_or("");
         match serde_json::from_str::<Value>(text) {
-            Ok(v) => (v, Errors::new(), Vec::new()),
+            Ok(v) => {
+                let mut errors = Errors::new();
+                if let Err(e) = parlance_format::check_depth(&v, "(arguments)") {
+                    errors.insert(String::new(), vec![e.to_string()]);
+                }
+                (v, errors, Vec::new())
+            }
             Err(e) => {
                 let mut errors = Errors::new();
                 errors.insert(
@@ -178,9 +184,10 @@ fn answer(n: usize, pairs: &[(String, String)]) -> Result<Block, String> {
         return Err("Write the answer the model will read in place of the tool's result".into());
     }
     if field(pairs, &format!("call.{n}.answer_json")).is_some() {
-        return serde_json::from_str::<Value>(text)
-            .map(|json| Block::Json { json })
-            .map_err(|e| format!("not valid JSON: {e}"));
+        let json =
+            serde_json::from_str::<Value>(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        parlance_format::check_depth(&json, "(answer)").map_err(|e| e.to_string())?;
+        return Ok(Block::Json { json });
     }
     Ok(Block::text(text))
 }
@@ -208,10 +215,9 @@ pub async fn check(
     State(state): State<Arc<AppState>>,
     viewer: Viewer,
     Path(id): Path<String>,
-    headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, UiError> {
-    viewer.check_post(&headers, field(&pairs, "csrf"))?;
+    viewer.check_post(field(&pairs, "csrf"))?;
     let p = paused::load(&state, &viewer.who, &id).await?;
     let problems = read(&p, &pairs).err().unwrap_or_default();
     let calls: serde_json::Map<String, Value> = problems
@@ -240,10 +246,9 @@ pub async fn decide(
     State(state): State<Arc<AppState>>,
     viewer: Viewer,
     Path(id): Path<String>,
-    headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, UiError> {
-    viewer.check_post(&headers, field(&pairs, "csrf"))?;
+    viewer.check_post(field(&pairs, "csrf"))?;
     let p = paused::load(&state, &viewer.who, &id).await?;
     let prefill = Prefill::from_pairs(&pairs);
     let decisions = match read(&p, &pairs) {
@@ -345,4 +350,107 @@ pub async fn events(
             }
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decision reader fed random edits: every decision it makes
+    //! reads back (no deeper than the format's limit), whatever was posted.
+    use super::*;
+    use parlance_format::{MAX_VALUE_DEPTH, ToolCall, within_depth};
+    use paused::{Call, CallState};
+    use proptest::prelude::*;
+
+    fn paused() -> Paused {
+        Paused {
+            run: parlance_store::RunRecord {
+                id: "run_1".into(),
+                thread_id: "thr_1".into(),
+                status: "requires_approval".into(),
+                settings: Value::Null,
+                usage: None,
+                error: None,
+                output: Value::Null,
+                finish_reason: None,
+                created_at: 0,
+                updated_at: 0,
+            },
+            owner: None,
+            agent: None,
+            agent_name: None,
+            asked: None,
+            said: None,
+            calls: vec![Call {
+                call: ToolCall::new("c1", "pay", json!({"amount": 1})),
+                state: CallState::Pending {
+                    digest: "d1".into(),
+                },
+                description: None,
+                schema: None,
+            }],
+        }
+    }
+
+    fn nested(levels: usize) -> Value {
+        let mut v = json!(1);
+        for i in 0..levels {
+            v = if i % 2 == 0 {
+                json!([v])
+            } else {
+                json!({"k": v})
+            };
+        }
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn decisions_read_from_a_form_always_read_back(
+            json_mode in any::<bool>(),
+            levels in prop_oneof![0usize..130, 130usize..20_000],
+            value_depth in 0usize..126,
+            answer in any::<bool>(),
+        ) {
+            let mut pairs: Vec<(String, String)> = vec![
+                ("call.0.id".into(), "c1".into()),
+                ("call.0.digest".into(), "d1".into()),
+            ];
+            if answer {
+                pairs.push(("call.0.decision".into(), "answer".into()));
+                pairs.push(("call.0.answer".into(), nested(value_depth).to_string()));
+                pairs.push(("call.0.answer_json".into(), "on".into()));
+            } else if json_mode {
+                pairs.push(("call.0.decision".into(), "edit".into()));
+                pairs.push(("call.0.json".into(), json!({"a": nested(value_depth)}).to_string()));
+            } else {
+                pairs.push(("call.0.decision".into(), "edit".into()));
+                pairs.push(("call.0.mode".into(), "form".into()));
+                let ptr: String = "/p".repeat(levels);
+                pairs.push((format!("call.0.f.j.{ptr}"), nested(value_depth).to_string()));
+            }
+            match read(&paused(), &pairs) {
+                Ok(decisions) => {
+                    prop_assert_eq!(decisions.len(), 1);
+                    let d = &decisions[0];
+                    if let Some(a) = &d.arguments {
+                        prop_assert!(within_depth(a, MAX_VALUE_DEPTH));
+                    }
+                    for b in d.content.iter().flatten() {
+                        if let Block::Json { json } = b {
+                            prop_assert!(within_depth(json, MAX_VALUE_DEPTH));
+                        }
+                    }
+                    // The canonical reader takes it as it is.
+                    let back = Decision::from_value(&serde_json::to_value(d).unwrap());
+                    prop_assert!(back.is_ok(), "{:?}", back);
+                }
+                Err(problems) => {
+                    let all = format!("{problems:?}");
+                    prop_assert!(all.contains("nested deeper than 100 levels"), "{}", all);
+                }
+            }
+        }
+    }
 }

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use maud::{Markup, html};
+use parlance_format::MAX_VALUE_DEPTH;
 use serde_json::{Map, Value};
 
 use super::args::pretty;
@@ -408,16 +409,35 @@ impl Ctx<'_> {
     }
 }
 
-fn parse_pointer(ptr: &str) -> Option<Vec<String>> {
+/// Why a posted field's pointer is not one of this form's.
+enum BadPointer {
+    /// Not a JSON pointer.
+    Syntax,
+    /// More levels than the format allows a value (counted before
+    /// anything is built: a post can name a million levels).
+    TooDeep,
+}
+
+fn parse_pointer(ptr: &str) -> Result<Vec<String>, BadPointer> {
     if ptr.is_empty() {
-        return Some(Vec::new());
+        return Ok(Vec::new());
     }
-    let rest = ptr.strip_prefix('/')?;
-    Some(
-        rest.split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
-            .collect(),
-    )
+    let rest = ptr.strip_prefix('/').ok_or(BadPointer::Syntax)?;
+    if ptr.bytes().filter(|&b| b == b'/').count() > MAX_VALUE_DEPTH {
+        return Err(BadPointer::TooDeep);
+    }
+    Ok(rest
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect())
+}
+
+/// A posted name as a message shows it (a name can be megabytes long).
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    }
 }
 
 /// The object at `path` in `root`, made on the way when missing.
@@ -445,14 +465,27 @@ pub fn assemble(pairs: &[(String, String)], n: usize) -> (Value, Errors) {
         .take(MAX_FIELDS)
     {
         let rest = &name[prefix.len()..];
+        let name = shown(name);
         let Some((code, ptr)) = rest.split_once('.') else {
             add("", format!("{name}: not a field of this form"));
             continue;
         };
         let required = code.ends_with('!');
-        let Some(path) = parse_pointer(ptr) else {
-            add("", format!("{name}: not a field of this form"));
-            continue;
+        let path = match parse_pointer(ptr) {
+            Ok(path) => path,
+            Err(BadPointer::Syntax) => {
+                add("", format!("{name}: not a field of this form"));
+                continue;
+            }
+            Err(BadPointer::TooDeep) => {
+                add(
+                    "",
+                    format!(
+                        "{name}: nested deeper than {MAX_VALUE_DEPTH} levels (the format's limit)"
+                    ),
+                );
+                continue;
+            }
         };
         let (parent, key) = match path.split_last() {
             Some((k, p)) => (p, Some(k.clone())),
@@ -523,6 +556,12 @@ pub fn assemble(pairs: &[(String, String)], n: usize) -> (Value, Errors) {
             None => add(ptr, "is not inside an object".into()),
         }
     }
+    if errors.is_empty()
+        && let Err(e) = parlance_format::check_depth(&args, "(arguments)")
+    {
+        // A JSON field's value, deep itself, placed deep in the form.
+        errors.insert(String::new(), vec![e.to_string()]);
+    }
     (args, errors)
 }
 
@@ -533,6 +572,7 @@ pub fn pointers(pairs: &[(String, String)], n: usize) -> Vec<String> {
         .iter()
         .filter_map(|(k, _)| k.strip_prefix(&prefix))
         .filter_map(|rest| rest.split_once('.').map(|(_, p)| p.to_string()))
+        .take(MAX_FIELDS)
         .collect()
 }
 

@@ -126,3 +126,70 @@ fn the_form_follows_the_schema_and_escapes_values() {
         .is_none()
     );
 }
+
+mod depth {
+    //! Random pointers and depths: the parser never builds a value deeper
+    //! than the format's limit, never fails on one within it, and never
+    //! overflows its stack (a post can name a million levels).
+    use super::*;
+    use parlance_format::{MAX_VALUE_DEPTH, within_depth};
+    use proptest::prelude::*;
+
+    fn nested(levels: usize) -> Value {
+        let mut v = json!("leaf");
+        for i in 0..levels {
+            v = if i % 2 == 0 {
+                json!([v])
+            } else {
+                json!({"k": v})
+            };
+        }
+        v
+    }
+
+    fn segment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("a".to_string()),
+            Just(String::new()),
+            Just("~0".to_string()),
+            Just("~1".to_string()),
+            "[a-z0-9]{1,3}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn assembled_arguments_stay_within_the_limit(
+            levels in prop_oneof![0usize..130, 130usize..20_000],
+            seg in segment(),
+            kind in prop::sample::select(vec!["s", "s!", "n", "b", "e", "j", "x", "o", "o!"]),
+            value_depth in 0usize..120,
+        ) {
+            let ptr: String = (0..levels).map(|_| format!("/{seg}")).collect();
+            let value = match kind {
+                "j" | "e" => nested(value_depth).to_string(),
+                "x" => json!({"extra": nested(value_depth)}).to_string(),
+                _ => "1".to_string(),
+            };
+            let pairs = vec![(format!("call.0.f.{kind}.{ptr}"), value)];
+            let (args, errors) = assemble(&pairs, 0);
+            prop_assert!(within_depth(&args, MAX_VALUE_DEPTH) || !errors.is_empty());
+            if errors.is_empty() {
+                prop_assert!(within_depth(&args, MAX_VALUE_DEPTH));
+            }
+            if levels > MAX_VALUE_DEPTH {
+                prop_assert!(
+                    errors[""].iter().any(|e| e.contains("nested deeper than 100 levels")),
+                    "{errors:?}"
+                );
+            }
+            let depth = levels + match kind { "j" | "e" => value_depth, "x" => value_depth + 1, _ => 0 };
+            if (1..=MAX_VALUE_DEPTH).contains(&levels) && depth <= MAX_VALUE_DEPTH && matches!(kind, "s" | "j") {
+                prop_assert!(errors.is_empty(), "{errors:?}");
+                prop_assert!(args.pointer(&ptr).is_some());
+            }
+        }
+    }
+}

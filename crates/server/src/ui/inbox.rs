@@ -2,7 +2,10 @@
 //! the most recently paused first, each with its agent, thread, time, and
 //! every waiting call (tool, description, arguments readably, raw JSON on
 //! demand). Live: the list is drawn again whenever a run starts or stops
-//! waiting, on any server sharing the store.
+//! waiting, on any server sharing the store. A run whose stored turn does
+//! not read (a damaged record) is listed as such, with its ids and why,
+//! and an operator can delete its thread from there: one damaged record
+//! never takes the inbox down.
 
 use std::sync::Arc;
 
@@ -15,7 +18,9 @@ use super::live::{self, Tick};
 use super::page::{self, UiError, badge, when};
 use super::paused::{self, Paused};
 use super::session::Viewer;
+use super::thread;
 use crate::state::AppState;
+use parlance_store::{RunRecord, StoreError};
 
 /// At most this many runs are listed.
 const LIMIT: u32 = 100;
@@ -34,7 +39,13 @@ pub async fn page(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
     Ok(page::layout("Inbox", Some(viewer.banner()), body).into_response())
 }
 
-async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Paused>, UiError> {
+/// A run in the list: readable, or damaged.
+enum Entry {
+    Run(Box<Paused>),
+    Damaged { run: RunRecord, error: String },
+}
+
+async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Entry>, UiError> {
     let owner = if viewer.who.operator {
         None
     } else {
@@ -42,19 +53,32 @@ async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Paused>, UiErr
     };
     let mut out = Vec::new();
     for w in state.store.waiting_runs(owner, LIMIT).await? {
-        let turn = state.store.run_turn(&w.run).await?;
+        let turn = match state.store.run_turn(&w.run).await {
+            Ok(turn) => turn,
+            Err(e @ StoreError::Corrupt { .. }) => {
+                // The store logged which record and why.
+                out.push(Entry::Damaged {
+                    run: w.run,
+                    error: crate::secrets::redact(&e.to_string()).into_owned(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let messages = paused::visible(
             state,
             &viewer.who,
             turn.into_iter().map(|m| m.message).collect(),
         );
-        out.push(paused::build(state, w.run, w.owner, &messages));
+        out.push(Entry::Run(Box::new(paused::build(
+            state, w.run, w.owner, &messages,
+        ))));
     }
     Ok(out)
 }
 
 /// The list itself (also what the live stream sends).
-fn list(runs: &[Paused], viewer: &Viewer) -> Markup {
+fn list(runs: &[Entry], viewer: &Viewer) -> Markup {
     html! {
         @if runs.is_empty() {
             p .empty data-count="0" { "Nothing is waiting for a decision." }
@@ -64,7 +88,14 @@ fn list(runs: &[Paused], viewer: &Viewer) -> Markup {
                 @if runs.len() as u32 >= LIMIT { " (only the " (LIMIT) " most recent are shown)" }
             }
             ol .inbox {
-                @for p in runs { li { (card(p, viewer)) } }
+                @for e in runs {
+                    li {
+                        @match e {
+                            Entry::Run(p) => (card(p, viewer)),
+                            Entry::Damaged { run, error } => (damaged(run, error, viewer)),
+                        }
+                    }
+                }
             }
         }
     }
@@ -99,6 +130,26 @@ fn card(p: &Paused, viewer: &Viewer) -> Markup {
                 }
             }
             p { a .button href={ "/ui/runs/" (run.id) } { "Decide" @if pending.len() > 1 { " (" (pending.len()) " calls)" } } }
+        }
+    }
+}
+
+/// A waiting run that cannot be read: its ids, why, and for operators the
+/// way out (deleting its thread: the run can never be decided).
+fn damaged(run: &RunRecord, error: &str, viewer: &Viewer) -> Markup {
+    html! {
+        article .card .damaged id={ "run-" (run.id) } data-run=(run.id) data-damaged="true" {
+            header { h2 { "Damaged record" } (badge(&run.status)) }
+            p .meta {
+                "Run " code { (run.id) } " · thread " code { (run.thread_id) }
+                " · paused " (when(run.updated_at))
+            }
+            p .error role="alert" { "This run cannot be read or decided: " (error) }
+            @if viewer.who.operator {
+                (thread::delete_form(&run.thread_id, viewer))
+            } @else {
+                p .muted { "An operator can delete its thread." }
+            }
         }
     }
 }

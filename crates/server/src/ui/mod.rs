@@ -5,6 +5,7 @@
 //! | `GET /ui` | the inbox: every run waiting for decisions that the viewer may see, newest first, live (SSE) |
 //! | `GET /ui/runs/{id}` | one paused run: its calls with the four decisions (approve, edit, reject, answer), decided together |
 //! | `GET /ui/threads`, `GET /ui/threads/{id}` | recent threads; one thread as people read it, live while a run goes on, with a retry button for a failed run |
+//! | `POST /ui/threads/{id}/delete` | operators: delete a thread, also one a (damaged) run waits on |
 //! | `GET /ui/login` | a form that turns an API token into a session cookie |
 //!
 //! Server-rendered HTML (maud: every value is escaped), a stylesheet and
@@ -39,6 +40,13 @@ use axum::routing::{get, post};
 use crate::state::AppState;
 
 pub use live::close_streams;
+
+/// The page for a post refused as cross-site (`crate::guard`).
+pub fn refused(why: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let page = page::UiError::new(axum::http::StatusCode::FORBIDDEN, "Refused", why);
+    page::with_security_headers(page.into_response())
+}
 pub use session::Ui;
 
 /// The `/ui` routes, to merge into the API's router.
@@ -59,6 +67,7 @@ pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
         .route("/ui/threads/{id}", get(thread::page))
         .route("/ui/threads/{id}/events", get(thread::events))
         .route("/ui/threads/{id}/retry", post(thread::retry))
+        .route("/ui/threads/{id}/delete", post(thread::delete))
         .route("/ui/assets/{file}", get(assets::serve))
         .route("/ui/{*rest}", get(page::not_found_page))
         .layer(axum::middleware::map_response(page::security_headers))

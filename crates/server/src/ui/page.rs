@@ -129,7 +129,12 @@ pub async fn not_found_page() -> UiError {
 /// server only (no inline script, so an escaping mistake could not run
 /// one), never framed, no referrer to other sites, and pages never
 /// cached.
-pub async fn security_headers(mut resp: Response) -> Response {
+pub async fn security_headers(resp: Response) -> Response {
+    with_security_headers(resp)
+}
+
+/// [`security_headers`], for an answer made outside the `/ui` routes.
+pub fn with_security_headers(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -13,7 +13,8 @@
 //! Every state-changing form carries a CSRF token: an HMAC of the session
 //! cookie, so it is worth nothing without the cookie and nothing for
 //! another session. Posts that a browser marks as coming from another site
-//! (`Sec-Fetch-Site`, `Origin`) are refused before anything else.
+//! (`Sec-Fetch-Site`, `Origin`) are refused before anything else, by the
+//! server's guard (`crate::guard`), for the API and the pages alike.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -167,10 +168,9 @@ impl Viewer {
             .unwrap_or(0)
     }
 
-    /// Refuses a post that is not from our own pages: another site's
-    /// (as the browser says), or without this session's CSRF token.
-    pub fn check_post(&self, headers: &HeaderMap, given: Option<&str>) -> Result<(), UiError> {
-        same_origin(headers)?;
+    /// Refuses a post without this session's CSRF token (another site's
+    /// posts never get here: `crate::guard`).
+    pub fn check_post(&self, given: Option<&str>) -> Result<(), UiError> {
         let ok = given.is_some_and(|g| self.ui.verify(&format!("csrf:{}", self.session), g));
         if !ok {
             return Err(UiError::new(
@@ -181,36 +181,6 @@ impl Viewer {
         }
         Ok(())
     }
-}
-
-/// A post from a page of another site is refused (the browser tells:
-/// `Sec-Fetch-Site`, or an `Origin` that is not this host).
-fn same_origin(headers: &HeaderMap) -> Result<(), UiError> {
-    let refused = || {
-        UiError::new(
-            StatusCode::FORBIDDEN,
-            "Refused",
-            "This form was sent from another site's page.",
-        )
-    };
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        return if site == "same-origin" {
-            Ok(())
-        } else {
-            Err(refused())
-        };
-    }
-    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
-        if origin == "null" || authority != host {
-            return Err(refused());
-        }
-    }
-    Ok(())
 }
 
 fn cookie_value(headers: &HeaderMap) -> Option<String> {
@@ -355,9 +325,6 @@ pub async fn login(
     headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    if let Err(e) = same_origin(&headers) {
-        return e.into_response();
-    }
     let next = safe_next(form.next.as_deref()).to_string();
     let token = form.token.trim();
     if !ui.by_fingerprint.contains_key(&fingerprint(token)) {
@@ -402,7 +369,7 @@ pub struct CsrfForm {
 
 /// `POST /ui/logout`: the cookie is removed.
 pub async fn logout(viewer: Viewer, headers: HeaderMap, Form(form): Form<CsrfForm>) -> Response {
-    if let Err(e) = viewer.check_post(&headers, form.csrf.as_deref()) {
+    if let Err(e) = viewer.check_post(form.csrf.as_deref()) {
         return e.into_response();
     }
     let mut resp = Redirect::to("/ui/login").into_response();
@@ -540,19 +507,5 @@ mod tests {
         ] {
             assert_eq!(safe_next(Some(bad)), "/ui", "{bad:?}");
         }
-    }
-
-    #[test]
-    fn cross_site_posts_are_refused() {
-        let mut h = HeaderMap::new();
-        h.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
-        assert!(same_origin(&h).is_ok());
-        h.insert(header::ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
-        assert!(same_origin(&h).is_ok());
-        h.insert(header::ORIGIN, "http://evil.example".parse().unwrap());
-        assert!(same_origin(&h).is_err());
-        h.insert(header::ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
-        h.insert("sec-fetch-site", "cross-site".parse().unwrap());
-        assert!(same_origin(&h).is_err());
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::Form;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use parlance_runtime::ThreadRunner;
@@ -61,7 +61,19 @@ async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, 
     }
     // Runs first: reading them marks dead runs (and repairs messages).
     let runs = state.store.runs(id).await?;
-    let mut messages = state.store.all_messages(id).await?;
+    let mut messages = match state.store.all_messages(id).await {
+        Ok(m) => m,
+        Err(e @ parlance_store::StoreError::Corrupt { .. }) => {
+            // The store logged which record and why.
+            let why = crate::secrets::redact(&e.to_string()).into_owned();
+            return Ok(html! {
+                p .error .damaged role="alert" data-damaged="true" { "This thread's record is damaged: " (why) }
+                @if viewer.who.operator { (delete_form(id, viewer)) }
+                @else { p .muted { "An operator can delete it." } }
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
     let shown = visible(
         state,
         &viewer.who,
@@ -150,16 +162,47 @@ pub async fn events(
     }))
 }
 
+/// An operator's button that deletes a thread, also one a run waits on
+/// (for a damaged record, which no one can decide).
+pub fn delete_form(id: &str, viewer: &Viewer) -> Markup {
+    html! {
+        form method="post" action={ "/ui/threads/" (id) "/delete" } .delete {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            button .danger type="submit" { "Delete thread " code { (id) } }
+        }
+    }
+}
+
+/// `POST /ui/threads/{id}/delete` (operators): the thread is deleted with
+/// its runs, also one waiting for decisions; back to the inbox.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+) -> Result<Response, UiError> {
+    viewer.check_post(form.csrf.as_deref())?;
+    if !viewer.who.operator {
+        return Err(UiError::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            "Only operators may delete a thread here.",
+        ));
+    }
+    tracing::warn!(thread = %id, by = ?viewer.who.subject, "thread deleted from the inbox");
+    state.store.delete_thread_waiting(&id).await?;
+    Ok(Redirect::to("/ui").into_response())
+}
+
 /// `POST /ui/threads/{id}/retry`: retries the failed last run with the
 /// agent that made it; the page then follows it live.
 pub async fn retry(
     State(state): State<Arc<AppState>>,
     viewer: Viewer,
     Path(id): Path<String>,
-    headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Result<Response, UiError> {
-    viewer.check_post(&headers, form.csrf.as_deref())?;
+    viewer.check_post(form.csrf.as_deref())?;
     // The same visibility check as the page (404 for others' threads).
     content(&state, &viewer, &id).await?;
     let last = state.store.runs(&id).await?.pop();
