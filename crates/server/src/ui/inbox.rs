@@ -42,7 +42,7 @@ pub async fn page(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
 /// A run in the list: readable, or damaged.
 enum Entry {
     Run(Box<Paused>),
-    Damaged { run: RunRecord, error: String },
+    Damaged { run: Box<RunRecord>, error: String },
 }
 
 async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Entry>, UiError> {
@@ -58,7 +58,7 @@ async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Entry>, UiErro
             Err(e @ StoreError::Corrupt { .. }) => {
                 // The store logged which record and why.
                 out.push(Entry::Damaged {
-                    run: w.run,
+                    run: Box::new(w.run),
                     error: crate::secrets::redact(&e.to_string()).into_owned(),
                 });
                 continue;
