@@ -15,7 +15,9 @@ const ALICE: Option<&str> = Some("tok-alice-123");
 const OPS: Option<&str> = Some("tok-ops-98765");
 
 /// `[agents.payer]`: an HTTP tool that waits for a decision and whose
-/// schema allows keys it does not name (the JSON Schema default).
+/// schema allows keys it does not name (on purpose: the engine refuses
+/// undeclared arguments otherwise), so that an edit can nest a value
+/// under one.
 fn payer(tool_url: &str) -> String {
     format!(
         r#"
@@ -28,7 +30,7 @@ kind = "http"
 url = "{tool_url}/pay"
 description = "Pay an order."
 needs_approval = true
-input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"}}}}, "required": ["amount"]}}'
+input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"}}}}, "required": ["amount"], "additionalProperties": true}}'
 "#
     )
 }
