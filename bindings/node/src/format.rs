@@ -4,7 +4,7 @@
 
 use napi_derive::napi;
 use parlance::format::schema;
-use parlance::model::documents::{DocKind, parse_document};
+use parlance::documents::{DocKind, parse_document};
 
 use crate::errors::{config_error, format_error};
 

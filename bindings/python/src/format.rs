@@ -3,7 +3,7 @@
 //! themselves, so Python gets the same results and the same error strings.
 
 use parlance::format::schema as schemas;
-use parlance::model::documents::{DocKind, Document, parse_document, read_document};
+use parlance::documents::{DocKind, Document, parse_document, read_document};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;

@@ -69,7 +69,9 @@ pub use serde_json::{self, json};
 /// The crates behind this one, whole.
 pub use parlance_agent as agent;
 pub use parlance_format as format;
-pub use parlance_model as model;
+/// Every canonical document by kind: one reader for `parlance validate` and
+/// the packages' `format` modules.
+pub use parlance_model::documents;
 /// The scripted model: a [`Model`] that answers from a script, for tests.
 pub use parlance_model::scripted;
 
