@@ -3,8 +3,8 @@
 //! gets the same results and the same error strings as Rust and Python.
 
 use napi_derive::napi;
-use parlance::format::schema;
 use parlance::documents::{DocKind, parse_document};
+use parlance::format::schema;
 
 use crate::errors::{config_error, format_error};
 

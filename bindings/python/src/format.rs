@@ -2,8 +2,8 @@
 //! canonical JSON and its published JSON Schema — the Rust functions
 //! themselves, so Python gets the same results and the same error strings.
 
-use parlance::format::schema as schemas;
 use parlance::documents::{DocKind, Document, parse_document, read_document};
+use parlance::format::schema as schemas;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use serde_json::Value;
