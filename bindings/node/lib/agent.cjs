@@ -27,9 +27,23 @@ function turnsJson(turns) {
   return `[${turns.map((t) => (t instanceof Response ? t.toString() : JSON.stringify(t))).join(",")}]`;
 }
 
+/** A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed. */
+function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {}) {
+  const parts = [`"kind":"${kind}"`];
+  if (input !== undefined) parts.push(`"input":${JSON.stringify(input)}`);
+  const t = turnsJson(turns);
+  if (t !== undefined) parts.push(`"turns":${t}`);
+  if (runId !== undefined) parts.push(`"runId":${JSON.stringify(runId)}`);
+  if (threadId !== undefined) parts.push(`"threadId":${JSON.stringify(threadId)}`);
+  if (paused !== undefined) parts.push(`"paused":${pausedJson(paused)}`);
+  if (decisions !== undefined) parts.push(`"decisions":${decisions}`);
+  return `{${parts.join(",")}}`;
+}
+
 function pausedJson(paused) {
   if (paused instanceof Response) return paused.toString();
-  return typeof paused === "string" ? paused : JSON.stringify(paused);
+  // JSON text of a response goes in as a string: the core reads it (and names its syntax errors).
+  return JSON.stringify(paused);
 }
 
 function pendingOf(paused) {
@@ -127,12 +141,14 @@ class Agent {
       toolConcurrency,
       modelSettings,
       outputSchema,
+      maxToolOutput,
+      approvalKey,
       ...unknown
     } = options;
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -165,6 +181,8 @@ class Agent {
       maxInvalidArguments,
       toolConcurrency,
       modelSettings,
+      maxToolOutput,
+      approvalKey,
       outputSchema:
         outputSchema === undefined
           ? undefined
@@ -198,32 +216,18 @@ class Agent {
     return JSON.parse(this.#native.settings);
   }
 
-  /**
-   * Runs the agent on `input` (a string, a message, or messages). Options:
-   * `turns` (earlier responses or turns), `runId`, `threadId`, `deps` (handed
-   * to every tool as `ctx.deps`).
-   */
-  async run(input, options = {}) {
-    const { turns, runId, threadId, deps, store, signal } = options;
-    if (store !== undefined) onThread(store, threadId, turns, runId);
+  /** Runs a work description to its end; `store` (a Store) runs it on a stored thread. */
+  async #go(kind, fields, { deps, store, signal }) {
     if (store !== undefined && signal !== undefined) {
       throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
     }
     signal?.throwIfAborted();
+    const work = workJson(kind, fields);
+    const nativeStore = store === undefined ? undefined : await store._native();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     const stop = cancelOn(signal, tag);
     try {
-      const text =
-        store === undefined
-          ? await guard(() =>
-              this.#native.run(tag, JSON.stringify(input), {
-                turns: turnsJson(turns),
-                runId,
-                threadId,
-                cancellable: signal !== undefined,
-              }),
-            ).catch(rethrow)
-          : await (await store._native()).run(this.#native, tag, threadId, JSON.stringify(input)).catch(rethrow);
+      const text = await guard(() => this.#native.run(tag, work, nativeStore, signal !== undefined)).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
     } catch (e) {
       throw signal?.aborted ? signal.reason : e;
@@ -233,89 +237,93 @@ class Agent {
     }
   }
 
-  /**
-   * Runs a stored thread again with no new input (after a failed run: the
-   * history already holds what the model needs).
-   */
-  async retry(threadId, options = {}) {
-    const { store, deps } = options;
-    onThread(store, threadId, undefined, undefined);
+  /** A work description as events; on a stored thread, the store opens first. */
+  #events(kind, fields, { deps, store }) {
+    const work = workJson(kind, fields);
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
-      const text = await (await store._native()).run(this.#native, tag, threadId, undefined).catch(rethrow);
-      return finish(text, dispatch.endRun(tag));
-    } finally {
-      dispatch.endRun(tag);
-    }
-  }
-
-  /** The run as events (`for await (const e of agent.stream(input))`). */
-  stream(input, options = {}) {
-    const { turns, runId, threadId, deps, store } = options;
-    if (store !== undefined) {
-      throw new ConfigError("stream: runs on stored threads are not streamed (use run with store)");
-    }
-    const tag = dispatch.beginRun(deps, this.#keepFailures);
-    try {
-      const s = guard(() => this.#native.stream(tag, JSON.stringify(input), { turns: turnsJson(turns), runId, threadId }));
-      return new RunStream(s, tag);
+      const open =
+        store === undefined
+          ? guard(() => this.#native.stream(tag, work, undefined))
+          : store._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
+      return new RunStream(open, tag);
     } catch (e) {
       dispatch.endRun(tag);
       throw e;
     }
+  }
+
+  /**
+   * Runs the agent on `input` (a string, a message, or messages). Options:
+   * `turns` (earlier responses or turns), `runId`, `threadId`, `deps` (handed
+   * to every tool as `ctx.deps`), `signal` (an AbortSignal). With `store` and
+   * `threadId`, the run is on a stored thread: its history comes from the
+   * store, each step is committed as it completes.
+   */
+  async run(input, options = {}) {
+    const { turns, runId, threadId, store } = options;
+    if (store !== undefined) onThread(store, threadId, turns, runId);
+    return this.#go("run", { input, turns, runId, threadId }, options);
+  }
+
+  /**
+   * Runs a failed run again from its last committed step: a tool call that
+   * failed it runs again (the model never reads the failure), a failed model
+   * request is sent again. On a stored thread: `retry(threadId, { store })`
+   * (refused with StoreError `conflict` unless its last run failed). Without
+   * a store: `retry(undefined, { turns })`, the failed run's history, its
+   * Response last.
+   */
+  async retry(threadId, options = {}) {
+    const { store, turns, runId } = options;
+    return this.#go("retry", this.#retryFields(threadId, store, turns, runId), options);
+  }
+
+  #retryFields(threadId, store, turns, runId) {
+    if (store !== undefined) {
+      onThread(store, threadId, turns, runId);
+      return { threadId };
+    }
+    if (turns === undefined) {
+      throw new ConfigError("turns: a retry needs the failed run's history (or a store and the thread's id)");
+    }
+    return { turns, runId, threadId };
+  }
+
+  /** The run as events (`for await (const e of agent.stream(input))`); with `store`, on a stored thread. */
+  stream(input, options = {}) {
+    const { turns, runId, threadId, store } = options;
+    if (store !== undefined) onThread(store, threadId, turns, runId);
+    return this.#events("run", { input, turns, runId, threadId }, options);
+  }
+
+  /** `retry` as events. */
+  retryStream(threadId, options = {}) {
+    const { store, turns, runId } = options;
+    return this.#events("retry", this.#retryFields(threadId, store, turns, runId), options);
   }
 
   /**
    * Applies decisions to a paused run and goes on: `approve(request)`,
    * `edit(request, args)`, `reject(request, why)`, `answer(request, content)`.
    * `paused` is the paused Response, its JSON text or its object. Refused
-   * decisions throw DecisionError and nothing runs.
+   * decisions throw DecisionError and nothing runs. With `store`, the paused
+   * run is the one stored on its thread (the response names it).
    */
   async resume(paused, decisions, options = {}) {
-    const { turns, deps, store, signal } = options;
-    let runId;
-    if (store !== undefined) {
-      onThread(store, "(from the paused run)", turns, undefined);
-      runId = idOf(paused);
-      if (signal !== undefined) {
-        throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
-      }
-    }
-    signal?.throwIfAborted();
-    const tag = dispatch.beginRun(deps, this.#keepFailures);
-    const stop = cancelOn(signal, tag);
-    try {
-      const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
-      const text =
-        store === undefined
-          ? await guard(() =>
-              this.#native.resume(tag, pausedJson(paused), d, turnsJson(turns), signal !== undefined),
-            ).catch(rethrow)
-          : await (await store._native()).resume(this.#native, tag, runId, d).catch(rethrow);
-      return finish(text, dispatch.endRun(tag));
-    } catch (e) {
-      throw signal?.aborted ? signal.reason : e;
-    } finally {
-      stop();
-      dispatch.endRun(tag);
-    }
+    return this.#go("resume", this.#resumeFields(paused, decisions, options), options);
+  }
+
+  #resumeFields(paused, decisions, { turns, store }) {
+    const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
+    if (store === undefined) return { paused, decisions: d, turns };
+    onThread(store, "(from the paused run)", turns, undefined);
+    return { runId: idOf(paused), decisions: d };
   }
 
   /** `resume` as events. */
   resumeStream(paused, decisions, options = {}) {
-    const { turns, deps, store } = options;
-    if (store !== undefined) {
-      throw new ConfigError("resumeStream: runs on stored threads are not streamed (use resume with store)");
-    }
-    const tag = dispatch.beginRun(deps, this.#keepFailures);
-    try {
-      const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
-      const s = guard(() => this.#native.resumeStream(tag, pausedJson(paused), d, turnsJson(turns)));
-      return new RunStream(s, tag);
-    } catch (e) {
-      dispatch.endRun(tag);
-      throw e;
-    }
+    return this.#events("resume", this.#resumeFields(paused, decisions, options), options);
   }
 
   /** @internal The native agent (runs on threads). */
@@ -341,7 +349,9 @@ class RunStream {
   #done = false;
 
   constructor(nativeStream, tag) {
-    this.#native = nativeStream;
+    // A native stream, or a promise of one (a store still opening).
+    this.#native = Promise.resolve(nativeStream);
+    this.#native.catch(() => {});
     this.#tag = tag;
   }
 
@@ -349,7 +359,7 @@ class RunStream {
     if (this.#done) return { done: true, value: undefined };
     let text;
     try {
-      text = await this.#native.next().catch(rethrow);
+      text = await (await this.#native).next().catch(rethrow);
     } catch (e) {
       this.#close();
       throw e;
@@ -373,7 +383,8 @@ class RunStream {
       this.#done = true;
       const drain = async () => {
         try {
-          while ((await this.#native.next()) != null);
+          const s = await this.#native;
+          while ((await s.next()) != null);
         } catch {
           // The run's end is stored or reported elsewhere; nobody listens here.
         }

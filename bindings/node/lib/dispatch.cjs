@@ -11,6 +11,7 @@
 const native = require("./native.cjs");
 const { isToolError } = require("./errors.cjs");
 const { problems } = require("./schema.cjs");
+const { isContent } = require("./content.cjs");
 
 /** Runs in flight, by tag: their `deps`, and failed tools' errors under `fail`. */
 const runs = new Map();
@@ -41,13 +42,15 @@ function ok(token, value) {
     return;
   }
   let text;
+  const blocks = isContent(value);
   try {
-    text = value === undefined || value === null ? undefined : JSON.stringify(value);
+    if (blocks) text = JSON.stringify(value.blocks);
+    else text = value === undefined || value === null ? undefined : JSON.stringify(value);
   } catch (e) {
     native.complete(token, 2, `the tool's return value cannot be written as JSON: ${e?.message ?? e}`, "TypeError");
     return;
   }
-  native.complete(token, 0, text, undefined);
+  native.complete(token, blocks ? 4 : 0, text, undefined);
 }
 
 function failed(token, run, callId, e) {

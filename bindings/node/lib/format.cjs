@@ -60,7 +60,8 @@ function parse(jsonText, kind) {
 }
 
 /**
- * A request or a response from one format to another: canonical,
+ * A request, a response or a recorded stream (SSE text, JSON lines, or a
+ * list of events; to canonical only) from one format to another: canonical,
  * openai-chat, openai-responses, anthropic, gemini, bedrock-converse,
  * mistral, ollama (what `parlance
  * convert` does). Writing a provider's request needs `model` (or a model
@@ -68,8 +69,11 @@ function parse(jsonText, kind) {
  * (`ParlanceConvertWarning`); `onWarning` receives them instead.
  */
 function convert(value, { from, to, kind = "request", model, onWarning } = {}) {
+  // A recorded stream may be its raw text (SSE, or JSON lines) or a Buffer of it.
+  const input =
+    kind === "stream" && (typeof value === "string" || Buffer.isBuffer(value)) ? documentText(value) : text(value);
   const { output, warnings } = JSON.parse(
-    guard(() => native.convert(text(value), String(from), String(to), String(kind), model)),
+    guard(() => native.convert(input, String(from), String(to), String(kind), model)),
   );
   for (const w of warnings) {
     if (onWarning) onWarning(w);

@@ -4,6 +4,7 @@
 
 const { Agent, RunStream } = require("./agent.cjs");
 const { tool } = require("./tool.cjs");
+const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
 const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini } = require("./providers.cjs");
@@ -17,6 +18,7 @@ module.exports = {
   Agent,
   RunStream,
   tool,
+  Content,
   Model,
   Provider,
   OpenAI,

@@ -163,6 +163,24 @@ export declare function tool<const P extends Parameters = { type: "object"; prop
   options: ToolOptions<P, R>,
 ): Tool<InferParameters<P>, InferInput<P>>;
 
+/** Bytes of a media block (a Buffer or Uint8Array), or its base64 text. */
+export type MediaData = Uint8Array | ArrayBuffer | string;
+
+/**
+ * Content blocks a tool returns when the model should read more than text
+ * or JSON: `new Content("The chart:", Content.image({ data: png, mediaType: "image/png" }))`.
+ */
+export declare class Content {
+  constructor(...parts: (string | Content | Block)[]);
+  /** The canonical blocks. */
+  readonly blocks: Block[];
+  static text(text: string): Content;
+  static image(media: { data?: MediaData; url?: string; mediaType?: string; detail?: "auto" | "low" | "high" }): Content;
+  static audio(media: { data?: MediaData; url?: string; mediaType?: string }): Content;
+  static file(media: { data?: MediaData; url?: string; mediaType?: string; filename?: string }): Content;
+  static json(value: JsonValue): Content;
+}
+
 // ---------------------------------------------------------------- models
 
 /** Settings of a model (all optional). Timeouts in milliseconds. */
@@ -222,20 +240,70 @@ export interface RunRecord {
 }
 
 /** Threads in SQLite or PostgreSQL. */
+/** A stored thread. */
+export interface ThreadRecord {
+  id: string;
+  owner: string | null;
+  metadata: { [key: string]: JsonValue };
+  /** Milliseconds since the epoch. */
+  created_at: number;
+  /** Milliseconds since the epoch; moves with every message. */
+  updated_at: number;
+}
+
+/** A page of a listing; pass `next` as `after` for the next one (`null` at the end). */
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+/** A stored message and its place. */
+export interface StoredMessage {
+  seq: number;
+  run_id: string | null;
+  message: Message;
+}
+
+/** What a tool kept for operators (never sent to the model). */
+export interface ArtifactRecord {
+  seq: number;
+  tool_call_id: string;
+  artifact: JsonValue;
+}
+
+export interface StoreOptions {
+  /** Milliseconds a run holds its thread without renewing (default 30 000). */
+  lease?: number;
+  /** Secrets scrubbed from everything stored from now on. */
+  redact?: readonly string[];
+}
+
 export declare class Store {
   /** `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`: opens (and migrates) in the background. */
-  constructor(url: string);
+  constructor(url: string, options?: StoreOptions);
   /** Opens now; a store that cannot be opened throws StoreError here. */
-  static open(url: string): Promise<Store>;
+  static open(url: string, options?: StoreOptions): Promise<Store>;
   readonly url: string;
   /** A new thread; its id. */
   createThread(metadata?: { [key: string]: JsonValue }): Promise<string>;
+  /** The thread (id, owner, metadata, times). */
+  thread(threadId: string): Promise<ThreadRecord>;
+  /** A page of threads, oldest first. */
+  threads(options?: { after?: string; limit?: number }): Promise<Page<ThreadRecord>>;
   /** The thread's messages, in order. */
   messages(threadId: string): Promise<Message[]>;
+  /** `limit` stored messages from position `start`. */
+  messagePage(threadId: string, options?: { start?: number; limit?: number }): Promise<StoredMessage[]>;
   /** The thread's runs, oldest first. */
   runs(threadId: string): Promise<RunRecord[]>;
-  /** Deletes a thread (refused while a run is active on it). */
-  deleteThread(threadId: string): Promise<void>;
+  /** One run's record. */
+  run(runId: string): Promise<RunRecord>;
+  /** The artifacts of the thread's tool results. */
+  artifacts(threadId: string): Promise<ArtifactRecord[]>;
+  /** Runs waiting for decisions, the most recently paused first. */
+  waitingRuns(options?: { limit?: number }): Promise<RunRecord[]>;
+  /** Deletes a thread (refused while a run is active on it; `force`: also when a run waits there). */
+  deleteThread(threadId: string, options?: { force?: boolean }): Promise<void>;
 }
 
 // ---------------------------------------------------------------- runs
@@ -269,6 +337,10 @@ export interface AgentOptions {
   modelSettings?: ModelCallSettings;
   /** The final answer must be JSON satisfying this schema; it becomes `output`. */
   outputSchema?: Parameters | { name?: string; schema: Parameters };
+  /** The most a tool result may hold, in bytes of JSON (default 1 MiB); beyond it the model reads a short error. */
+  maxToolOutput?: number;
+  /** A secret (16 bytes or more) signing the digests of calls waiting for approval. */
+  approvalKey?: string;
 }
 
 /** A run's input: a user message as text, a message, or messages. */
@@ -375,10 +447,18 @@ export declare class Agent {
   readonly settings: { [key: string]: JsonValue };
   /** Runs the agent; a failed run throws RunError. */
   run(input: RunInput, options?: RunOptions): Promise<Response>;
-  /** The run as events (not on stored threads). */
+  /** The run as events (with `store`, on a stored thread). */
   stream(input: RunInput, options?: RunOptions): RunStream;
-  /** Runs a stored thread again with no new input (after a failed run). */
+  /**
+   * Runs a failed run again from its last committed step: on a stored thread
+   * `retry(threadId, { store })`; without a store `retry(undefined, { turns })`,
+   * the failed run's history with its Response last.
+   */
   retry(threadId: string, options: { store: Store; deps?: unknown }): Promise<Response>;
+  retry(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown; signal?: AbortSignal }): Promise<Response>;
+  /** `retry` as events. */
+  retryStream(threadId: string, options: { store: Store; deps?: unknown }): RunStream;
+  retryStream(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown }): RunStream;
   /** Applies decisions to a paused run and goes on; refused decisions throw DecisionError. */
   resume(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): Promise<Response>;
   /** `resume` as events. */
@@ -458,7 +538,7 @@ export declare const format: {
     options: {
       from: string;
       to: string;
-      kind?: "request" | "response";
+      kind?: "request" | "response" | "stream";
       model?: string;
       onWarning?: (warning: string) => void;
     },

@@ -6,6 +6,7 @@ export const {
   Agent,
   RunStream,
   tool,
+  Content,
   Model,
   Provider,
   OpenAI,

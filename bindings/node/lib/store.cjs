@@ -5,27 +5,34 @@
 // call waits for it, `await Store.open(url)` waits (and throws) up front.
 
 const native = require("./native.cjs");
-const { ConfigError, rethrow } = require("./errors.cjs");
+const { ConfigError, guard, rethrow } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
 
 class Store {
   #url;
   #ready;
 
-  /** `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`. */
-  constructor(url) {
+  /**
+   * `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`. Options:
+   * `lease` (ms a run holds its thread without renewing, default 30000),
+   * `redact` (secrets scrubbed from everything stored from now on).
+   */
+  constructor(url, options = {}) {
     if (typeof url !== "string" || url === "") {
       throw new ConfigError(`Store: expected a database URL ("sqlite://parlance.db"), got ${describe(url)}`);
     }
+    if (options === null || typeof options !== "object") {
+      throw new ConfigError(`Store: expected options {lease?, redact?}, got ${describe(options)}`);
+    }
     this.#url = url;
-    this.#ready = native.openStore(url).catch(rethrow);
+    this.#ready = guard(() => native.openStore(url, JSON.stringify(options))).catch(rethrow);
     // Reported by the first call that waits for it, not as an unhandled rejection.
     this.#ready.catch(() => {});
   }
 
   /** Opens a store now; a store that cannot be opened throws StoreError here. */
-  static async open(url) {
-    const s = new Store(url);
+  static async open(url, options) {
+    const s = new Store(url, options);
     await s.#ready;
     return s;
   }
@@ -35,28 +42,60 @@ class Store {
     return this.#url;
   }
 
+  async #q(op, fields = {}) {
+    const s = await this.#ready;
+    const text = await guard(() => s.query(JSON.stringify({ op, ...fields }))).catch(rethrow);
+    return JSON.parse(text);
+  }
+
   /** A new thread (`metadata`: any JSON object); its id. */
   async createThread(metadata) {
-    const s = await this.#ready;
-    return s.createThread(metadata === undefined ? undefined : JSON.stringify(metadata)).catch(rethrow);
+    return (await this.#q("create_thread", { metadata })).id;
+  }
+
+  /** The thread: `id`, `owner`, `metadata`, `created_at`, `updated_at` (ms since the epoch). */
+  async thread(threadId) {
+    return this.#q("thread", { threadId });
+  }
+
+  /** A page of threads, oldest first: `{items, next}`; pass `next` as `after` for the next page. */
+  async threads({ after, limit } = {}) {
+    return this.#q("threads", { after, limit });
   }
 
   /** The thread's messages, in order (canonical). */
   async messages(threadId) {
-    const s = await this.#ready;
-    return JSON.parse(await s.messages(threadId).catch(rethrow));
+    return this.#q("messages", { threadId });
+  }
+
+  /** `limit` stored messages from position `start`: `{seq, run_id, message}`. */
+  async messagePage(threadId, { start, limit } = {}) {
+    return this.#q("message_page", { threadId, start, limit });
   }
 
   /** The thread's runs, oldest first (id, status, usage, error, output...). */
   async runs(threadId) {
-    const s = await this.#ready;
-    return JSON.parse(await s.runs(threadId).catch(rethrow));
+    return this.#q("runs", { threadId });
   }
 
-  /** Deletes a thread (refused while a run is active on it). */
-  async deleteThread(threadId) {
-    const s = await this.#ready;
-    await s.deleteThread(threadId).catch(rethrow);
+  /** One run's record. */
+  async run(runId) {
+    return this.#q("run", { runId });
+  }
+
+  /** What tools kept for operators (never sent to the model): `{seq, tool_call_id, artifact}`. */
+  async artifacts(threadId) {
+    return this.#q("artifacts", { threadId });
+  }
+
+  /** Runs waiting for decisions, the most recently paused first. */
+  async waitingRuns({ limit } = {}) {
+    return this.#q("waiting", { limit });
+  }
+
+  /** Deletes a thread (refused while a run is active on it; `force`: also when a run waits there). */
+  async deleteThread(threadId, { force } = {}) {
+    await this.#q("delete_thread", { threadId, force });
   }
 
   /** @internal The open native store. */

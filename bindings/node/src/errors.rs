@@ -1,13 +1,14 @@
 //! Errors for JavaScript. A napi error carries only a message, so the
 //! native module writes a marker and a small JSON document (the error's
-//! kind, its text, and the path and detail when there are some); the
-//! package's JavaScript (`lib/errors.cjs`) turns it into the matching error
-//! class (`FormatError`, `DecisionError`, `ConfigError`, `StoreError`),
-//! whose `message` is exactly the Rust error's text.
+//! kind, its text, and the path, detail and store kind when there are
+//! some); the package's JavaScript (`lib/errors.cjs`) turns it into the
+//! matching error class (`FormatError`, `DecisionError`, `ConfigError`,
+//! `StoreError`), whose `message` is exactly the Rust error's text. The
+//! classification itself is the bindings' shared one
+//! (`parlance_bindings::BindError`).
 
-use parlance::format::FormatError;
-use parlance::{BuildError, DecisionError};
-use serde_json::{Value, json};
+use parlance_bindings::BindError;
+use serde_json::{Map, Value, json};
 
 /// What starts a message the package's JavaScript decodes.
 const MARKER: &str = "\u{0}parlance:";
@@ -21,62 +22,33 @@ pub fn error(kind: &str, text: impl Into<String>, extra: Value) -> napi::Error {
     napi::Error::from_reason(format!("{MARKER}{doc}"))
 }
 
-/// A document that is not canonical (`path: message`).
-pub fn format_error(e: &FormatError) -> napi::Error {
-    error(
-        "FormatError",
-        e.to_string(),
-        json!({"path": e.path, "detail": e.message}),
-    )
-}
-
-/// A `FormatError` from a message alone (a JSON syntax error...).
-pub fn format_message(text: impl Into<String>) -> napi::Error {
-    error("FormatError", text, Value::Null)
-}
-
-/// A refused decision.
-pub fn decision_error(e: &DecisionError) -> napi::Error {
-    error(
-        "DecisionError",
-        e.to_string(),
-        json!({"path": e.path, "detail": e.message}),
-    )
+/// The JavaScript error for an error of the core.
+pub fn bind(e: BindError) -> napi::Error {
+    let mut extra = Map::new();
+    if let Some(p) = e.path {
+        extra.insert("path".into(), p.into());
+    }
+    if let Some(d) = e.detail {
+        extra.insert("detail".into(), d.into());
+    }
+    if let Some(k) = e.store_kind {
+        extra.insert("storeKind".into(), k.into());
+    }
+    error(e.kind.class_name(), e.text, Value::Object(extra))
 }
 
 /// Something that cannot be built as given (an agent, a tool, a model).
 pub fn config_error(text: impl Into<String>) -> napi::Error {
-    error("ConfigError", text, Value::Null)
-}
-
-/// A model that cannot be built.
-pub fn build_error(e: &BuildError) -> napi::Error {
-    config_error(e.to_string())
+    bind(BindError::config(text.into()))
 }
 
 /// A panic in the Rust core (a bug): the exception that replaces it.
 pub fn panic_error(payload: &(dyn std::any::Any + Send)) -> napi::Error {
-    let text = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".to_string()
-    };
-    error(
-        "InternalError",
-        format!("a bug in parlance's Rust core: {text}"),
-        Value::Null,
-    )
+    bind(BindError::panic(payload))
 }
 
-/// Reads JSON text handed over by the package's JavaScript.
+/// Reads JSON text handed over by the package's JavaScript; a syntax
+/// error is a `FormatError` under `what`, worded as Rust words them.
 pub fn parse(what: &str, text: &str) -> napi::Result<Value> {
-    serde_json::from_str(text).map_err(|e| {
-        format_message(format!(
-            "{what}: invalid JSON at line {} column {}: {e}",
-            e.line(),
-            e.column()
-        ))
-    })
+    parlance::format::parse_json(text).map_err(|e| bind(e.under(what).into()))
 }

@@ -6,7 +6,7 @@ use napi_derive::napi;
 use parlance::documents::{DocKind, parse_document};
 use parlance::format::schema;
 
-use crate::errors::{config_error, format_error};
+use crate::errors::{bind, config_error};
 
 /// A document read: the kind it was read as, and its canonical JSON text.
 #[napi(object)]
@@ -30,7 +30,7 @@ pub fn canonical(kind: Option<String>, text: String) -> napi::Result<ReadDocumen
         .map(DocKind::parse)
         .transpose()
         .map_err(|e| config_error(e.to_string()))?;
-    let doc = parse_document(kind, &text).map_err(|e| format_error(&e))?;
+    let doc = parse_document(kind, &text).map_err(|e| bind(e.into()))?;
     Ok(ReadDocument {
         kind: doc.kind.name().to_string(),
         canonical: doc.canonical,

@@ -20,9 +20,7 @@ use futures::channel::oneshot;
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use parlance::{
-    ArgumentProblem, Block, IntoToolContent, PathStep, ToolContext, ToolError, ToolFailure,
-};
+use parlance::{ArgumentProblem, Block, PathStep, ToolContext, ToolError, ToolFailure};
 use serde_json::Value;
 
 /// Arguments of a tool call for the dispatcher: the run's tag, the tool's
@@ -181,7 +179,8 @@ pub async fn call_tool(host: Arc<Host>, index: u32, args: Value, ctx: ToolContex
 }
 
 /// Reports how a tool call ended (called by the package's dispatcher):
-/// `kind` 0 = returned (`value`: JSON text, or nothing), 1 = `ToolError`
+/// `kind` 0 = returned (`value`: JSON text, or nothing), 4 = returned a
+/// `Content` (`value`: JSON text of its blocks), 1 = `ToolError`
 /// (`value`: its message), 2 = any other error (`value`: its message,
 /// `error_type`: its name), 3 = the schema's own check refused the
 /// arguments (`value`: JSON `[{path, message}]`). A call the engine gave up
@@ -194,8 +193,9 @@ pub fn complete(token: i64, kind: u32, value: Option<String>, error_type: Option
     let value = value.unwrap_or_default();
     let outcome = match kind {
         0 if value.is_empty() => Ok(Vec::new()),
-        0 => match serde_json::from_str::<Value>(&value) {
-            Ok(v) => v.into_content(),
+        0 | 4 => match serde_json::from_str::<Value>(&value) {
+            Ok(v) if kind == 4 => parlance_bindings::tools::blocks_content(&v),
+            Ok(v) => parlance_bindings::tools::value_content(v),
             Err(e) => Err(ToolFailure::unexpected(
                 "TypeError",
                 format!("the tool's return value is not JSON: {e}"),

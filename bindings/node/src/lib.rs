@@ -12,7 +12,6 @@ pub mod convert;
 pub mod errors;
 pub mod format;
 pub mod host;
-pub mod input;
 pub mod models;
 pub mod store;
 pub mod stream;

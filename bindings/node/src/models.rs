@@ -7,7 +7,7 @@ use std::time::Duration;
 use napi_derive::napi;
 use parlance::{Model, ModelBuilder};
 
-use crate::errors::{build_error, config_error};
+use crate::errors::{bind, config_error};
 
 /// Settings of a model (all optional; camelCase as the package takes them).
 #[napi(object)]
@@ -55,10 +55,10 @@ impl NativeModel {
     #[napi(constructor, catch_unwind)]
     pub fn new(spec: String, settings: Option<ModelSettings>) -> napi::Result<Self> {
         let Some(s) = settings else {
-            let model = parlance::model(&spec).map_err(|e| build_error(&e))?;
+            let model = parlance::model(&spec).map_err(|e| bind(e.into()))?;
             return Ok(NativeModel { model });
         };
-        let mut b = ModelBuilder::from_spec(&spec).map_err(|e| build_error(&e))?;
+        let mut b = ModelBuilder::from_spec(&spec).map_err(|e| bind(e.into()))?;
         if let Some(u) = s.base_url {
             b = b.base_url(u);
         }
@@ -85,7 +85,7 @@ impl NativeModel {
         if let Some(d) = ms("idleTimeout", s.idle_timeout)? {
             b = b.idle_timeout(d);
         }
-        let model = b.build().map_err(|e| build_error(&e))?;
+        let model = b.build().map_err(|e| bind(e.into()))?;
         Ok(NativeModel {
             model: Arc::new(model),
         })

@@ -2,8 +2,10 @@
 //! Python so that they carry typed attributes and inherit from the
 //! standard exceptions users already catch).
 
+use parlance::BuildError;
 use parlance::format::FormatError;
-use parlance::{BuildError, DecisionError};
+use parlance_bindings::{BindError, ErrorKind};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -36,25 +38,35 @@ fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(
     }
 }
 
+/// The Python exception for an error of the core: its class by kind,
+/// with the path, detail and store kind it carries.
+pub fn bind_error(py: Python<'_>, e: BindError) -> PyErr {
+    let (path, detail) = (e.path.unwrap_or_default(), e.detail.unwrap_or_default());
+    match e.kind {
+        ErrorKind::Format => raise(format_error_class(py), (e.text, path, detail)),
+        ErrorKind::Decision => raise(decision_error_class(py), (e.text, path, detail)),
+        ErrorKind::Config => raise(config_error_class(py), (e.text,)),
+        ErrorKind::Store => raise(
+            store_error_class(py),
+            (e.text, e.store_kind.unwrap_or("database")),
+        ),
+        ErrorKind::Internal => PyRuntimeError::new_err(e.text),
+    }
+}
+
+/// [`bind_error`], taking the GIL (for futures that end off it).
+pub fn bind_error_attached(e: BindError) -> PyErr {
+    Python::attach(|py| bind_error(py, e))
+}
+
 /// A `FormatError` with the Rust message, path and detail.
 pub fn format_error(py: Python<'_>, e: &FormatError) -> PyErr {
-    raise(
-        format_error_class(py),
-        (e.to_string(), e.path.clone(), e.message.clone()),
-    )
+    bind_error(py, e.clone().into())
 }
 
 /// A `FormatError` from a plain message (a JSON syntax error...).
 pub fn format_message(py: Python<'_>, text: String) -> PyErr {
     raise(format_error_class(py), (text,))
-}
-
-/// A `DecisionError`.
-pub fn decision_error(py: Python<'_>, e: &DecisionError) -> PyErr {
-    raise(
-        decision_error_class(py),
-        (e.to_string(), e.path.clone(), e.message.clone()),
-    )
 }
 
 /// A `ConfigError` with a message.
@@ -65,9 +77,4 @@ pub fn config_error(py: Python<'_>, message: impl Into<String>) -> PyErr {
 /// A model that cannot be built.
 pub fn build_error(py: Python<'_>, e: &BuildError) -> PyErr {
     config_error(py, e.to_string())
-}
-
-/// A `StoreError` of a kind (`busy`, `not_found`...).
-pub fn raise_store(py: Python<'_>, kind: &str, message: String) -> PyErr {
-    raise(store_error_class(py), (message, kind.to_string()))
 }

@@ -1,18 +1,18 @@
-//! A streamed run as an async iterator of the event classes of
-//! `parlance._events`. A failed run raises `RunError` where
-//! `RunCompleted` would come.
+//! A streamed run (the bindings' shared `Events`) as an async iterator of
+//! the event classes of `parlance._events`. A failed run raises
+//! `RunError` where `RunCompleted` would come.
 
 use std::sync::Arc;
 
-use futures::StreamExt;
-use parlance::agent::RunStream;
 use parlance::{RunEvent, RunStatus};
+use parlance_bindings::Events;
 use pyo3::exceptions::PyStopAsyncIteration;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 
 use crate::convert::to_py;
+use crate::errors::bind_error_attached;
 use crate::outcome::finish;
 use crate::response::{PyApprovalRequest, PyResponse};
 use crate::runtime::awaitable;
@@ -21,15 +21,15 @@ use crate::tools::RunCtx;
 /// The events of a run, as they happen.
 #[pyclass(module = "parlance", name = "RunStream", frozen)]
 pub struct PyRunStream {
-    stream: Arc<tokio::sync::Mutex<Option<RunStream>>>,
+    stream: Arc<tokio::sync::Mutex<Events>>,
     ctx: Arc<RunCtx>,
     output_type: Option<Py<PyAny>>,
 }
 
 impl PyRunStream {
-    pub fn new(stream: RunStream, ctx: Arc<RunCtx>, output_type: Option<Py<PyAny>>) -> Self {
+    pub fn new(stream: Events, ctx: Arc<RunCtx>, output_type: Option<Py<PyAny>>) -> Self {
         PyRunStream {
-            stream: Arc::new(tokio::sync::Mutex::new(Some(stream))),
+            stream: Arc::new(tokio::sync::Mutex::new(stream)),
             ctx,
             output_type,
         }
@@ -96,19 +96,10 @@ impl PyRunStream {
         let ctx = Arc::clone(&self.ctx);
         let output_type = self.output_type.as_ref().map(|t| t.clone_ref(py));
         awaitable(py, "the run's stream", async move {
-            let mut guard = stream.lock().await;
-            let next = match guard.as_mut() {
-                Some(s) => s.next().await,
-                None => None,
-            };
-            let Some(e) = next else {
-                *guard = None;
+            let next = stream.lock().await.next().await;
+            let Some(e) = next.map_err(bind_error_attached)? else {
                 return Err(PyStopAsyncIteration::new_err(()));
             };
-            if matches!(e, RunEvent::RunCompleted(_)) {
-                *guard = None;
-            }
-            drop(guard);
             Python::attach(|py| event(py, e, &ctx, output_type).map(Bound::unbind))
         })
     }

@@ -58,6 +58,7 @@ fn _panic_for_tests<'py>(py: Python<'py>, how: &str) -> PyResult<Bound<'py, PyAn
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<agent::PyAgent>()?;
+    m.add_class::<agent::PyWork>()?;
     m.add_class::<tools::PyTool>()?;
     m.add_class::<tools::PyToolContext>()?;
     m.add_class::<response::PyResponse>()?;

@@ -34,22 +34,8 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A panic's message, for the exception that replaces it.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".to_string()
-    }
-}
-
 fn panic_error(payload: &(dyn std::any::Any + Send)) -> PyErr {
-    PanicException::new_err(format!(
-        "a bug in parlance's Rust core: {}",
-        panic_message(payload)
-    ))
+    PanicException::new_err(parlance_bindings::BindError::panic(payload).text)
 }
 
 /// `asyncio.get_running_loop()`, with an error that says what to do.

@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use parlance::agent::ArgValidator;
-use parlance::{
-    ArgumentProblem, Block, IntoToolContent, PathStep, Tool, ToolContext, ToolError, ToolFailure,
-};
+use parlance::{ArgumentProblem, Block, PathStep, Tool, ToolContext, ToolError, ToolFailure};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use serde_json::Value;
 
@@ -177,9 +176,16 @@ pub fn failure(py: Python<'_>, err: PyErr, run: Option<&RunCtx>, call_id: &str) 
     ToolFailure::unexpected(error_type, message)
 }
 
+/// ``parlance.Content``, imported once.
+fn content_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CLASS.import(py, "parlance._content", "Content")
+}
+
 /// A tool's return value as content: a string is text, ``None`` nothing,
-/// a ``ToolError`` the error it is (as if raised), anything else JSON (the
-/// Python side turns models and dataclasses into plain values first).
+/// a ``ToolError`` the error it is (as if raised), a ``Content`` its
+/// blocks (images, audio, files...), anything else JSON (the Python side
+/// turns models and dataclasses into plain values first).
 fn content(value: &Bound<'_, PyAny>) -> Outcome {
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(vec![Block::text(s.to_string())]);
@@ -190,8 +196,18 @@ fn content(value: &Bound<'_, PyAny>) -> Outcome {
     if value.is_none() {
         return Ok(Vec::new());
     }
+    let py = value.py();
+    if content_class(py).is_ok_and(|c| value.is_instance(c).unwrap_or(false)) {
+        return match value
+            .getattr("blocks")
+            .and_then(|b| from_py(&b, "(returned content)"))
+        {
+            Ok(v) => parlance_bindings::tools::blocks_content(&v),
+            Err(e) => Err(ToolFailure::unexpected("TypeError", e.to_string())),
+        };
+    }
     match from_py(value, "(return value)") {
-        Ok(v) => v.into_content(),
+        Ok(v) => parlance_bindings::tools::value_content(v),
         Err(e) => Err(ToolFailure::unexpected("TypeError", e.to_string())),
     }
 }

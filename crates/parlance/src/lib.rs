@@ -60,7 +60,7 @@ pub use parlance_format::{
 };
 pub use parlance_model::{
     IntoModel, Model, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, StreamEvent,
-    ToolChoice,
+    ToolChoice, panic_message,
 };
 pub use schemars::{self, JsonSchema};
 pub use serde;

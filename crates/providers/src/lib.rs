@@ -40,6 +40,7 @@ pub mod anthropic;
 pub mod azure;
 pub mod bedrock;
 mod builder;
+pub mod convert;
 mod error;
 pub mod format;
 mod formats;

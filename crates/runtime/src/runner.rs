@@ -154,6 +154,23 @@ impl RunHandle {
     pub fn events(self) -> impl Stream<Item = RunEvent> + Send + 'static {
         self.events
     }
+
+    /// The run's events and its outcome, apart: a stream that ends
+    /// without `RunCompleted` (a refused resume: nothing ran) has its
+    /// reason in the outcome.
+    pub fn split(
+        self,
+    ) -> (
+        impl Stream<Item = RunEvent> + Send + 'static,
+        impl Future<Output = Result<Response, ResumeError>> + Send + 'static,
+    ) {
+        let outcome = self.outcome;
+        (self.events, async move {
+            outcome.await.unwrap_or_else(|e| {
+                Err(StoreError::Database(format!("the run's task ended abnormally: {e}")).into())
+            })
+        })
+    }
 }
 
 /// Runs an agent on threads of a store.

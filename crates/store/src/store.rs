@@ -58,6 +58,23 @@ pub enum StoreError {
     Database(String),
 }
 
+impl StoreError {
+    /// The error's kind as one word (`busy`, `not_found`, `conflict`,
+    /// `lease_lost`, `corrupt`, `unstorable`, `database`): what the
+    /// packages' `StoreError.kind` says.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::Busy { .. } => "busy",
+            StoreError::NotFound(_) => "not_found",
+            StoreError::Conflict(_) => "conflict",
+            StoreError::LeaseLost { .. } => "lease_lost",
+            StoreError::Corrupt { .. } => "corrupt",
+            StoreError::Unstorable(_) => "unstorable",
+            StoreError::Database(_) => "database",
+        }
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         StoreError::Database(e.to_string())

@@ -19,6 +19,7 @@ restart, threads in SQLite or PostgreSQL.
 
 from . import format
 from ._agent import Agent
+from ._content import Content
 from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__
 from ._decisions import Decision, answer, approve, edit, reject
 from ._errors import (
@@ -50,6 +51,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequired",
     "ConfigError",
+    "Content",
     "Decision",
     "DecisionError",
     "Event",

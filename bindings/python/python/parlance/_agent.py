@@ -70,6 +70,11 @@ class Agent(Generic[T]):
     detail stays in the result's artifact, never sent) or ``fail`` (the run
     raises ``RunError`` with the tool's exception as ``__cause__``).
     ``ToolError`` always goes back to the model.
+
+    ``max_tool_output`` caps a tool result (bytes of JSON; beyond it the
+    model reads a short error instead). ``approval_key`` (a secret of at
+    least 16 bytes) signs the digests of calls waiting for approval, so
+    that decisions can only be made for calls this agent paused on.
     """
 
     @overload
@@ -88,6 +93,8 @@ class Agent(Generic[T]):
         max_invalid_arguments: int = 3,
         tool_concurrency: Optional[int] = None,
         model_settings: Optional[Mapping[str, Any]] = None,
+        max_tool_output: Optional[int] = None,
+        approval_key: Optional[str] = None,
     ) -> None: ...
 
     @overload
@@ -106,6 +113,8 @@ class Agent(Generic[T]):
         max_invalid_arguments: int = 3,
         tool_concurrency: Optional[int] = None,
         model_settings: Optional[Mapping[str, Any]] = None,
+        max_tool_output: Optional[int] = None,
+        approval_key: Optional[str] = None,
     ) -> None: ...
 
     def __init__(
@@ -123,6 +132,8 @@ class Agent(Generic[T]):
         max_invalid_arguments: int = 3,
         tool_concurrency: Optional[int] = None,
         model_settings: Optional[Mapping[str, Any]] = None,
+        max_tool_output: Optional[int] = None,
+        approval_key: Optional[str] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -130,24 +141,72 @@ class Agent(Generic[T]):
             model = provider.model(model)
         self.tools: List[Tool[Any]] = [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.output_type = output_type
-        schema = validate = None
+        schema: Optional[Dict[str, Any]] = None
+        validate = None
         if output_type is not None and output_type is not str:
             out_name, out_schema, validate = output_schema(output_type)
-            schema = (out_name, out_schema)
-        self._core = _core.Agent(
-            model,
-            instructions=instructions,
-            tools=[t._core for t in self.tools],
-            name=name,
-            output_schema=schema,
-            output_type=validate,
-            on_tool_exception=on_tool_exception,
-            tool_timeout=tool_timeout,
-            max_model_calls=max_model_calls,
-            max_invalid_arguments=max_invalid_arguments,
-            tool_concurrency=tool_concurrency,
-            model_settings=dict(model_settings) if model_settings is not None else None,
-        )
+            schema = {"name": out_name, "schema": out_schema}
+        settings: Dict[str, Any] = {
+            "instructions": instructions,
+            "name": name,
+            "output_schema": schema,
+            "on_tool_exception": on_tool_exception,
+            "tool_timeout": tool_timeout,
+            "max_model_calls": max_model_calls,
+            "max_invalid_arguments": max_invalid_arguments,
+            "tool_concurrency": tool_concurrency,
+            "max_tool_output": max_tool_output,
+            "model_settings": dict(model_settings) if model_settings is not None else None,
+            "approval_key": approval_key,
+        }
+        self._core = _core.Agent(model, [t._core for t in self.tools], settings, validate)
+
+    def _run_work(
+        self, input: Input, turns: Turns, run_id: Optional[str], thread_id: Optional[str], store: Optional[Store]
+    ) -> "_core.Work":
+        if store is not None:
+            return _core.Work.on_thread(store._core, _thread(thread_id, turns, run_id), input)
+        return _core.Work.run(input, turns=_list(turns), run_id=run_id, thread_id=thread_id)
+
+    def _resume_work(self, paused: Paused, decisions: Decisions, turns: Turns, store: Optional[Store]) -> "_core.Work":
+        paused_r = _paused(paused)
+        chosen = to_dicts(decisions, paused_r.pending)
+        if store is not None:
+            return _core.Work.resume_thread(store._core, _run_id(paused_r), chosen)
+        return _core.Work.resume(paused_r, chosen, turns=_list(turns))
+
+    def _retry_work(
+        self,
+        thread_id: Optional[str],
+        store: Optional[Store],
+        turns: Turns,
+        run_id: Optional[str],
+    ) -> "_core.Work":
+        if store is not None:
+            if thread_id is None:
+                raise ConfigError("thread_id: a retry on a store needs the thread")
+            if turns is not None:
+                raise ConfigError("turns: a retry on a thread takes its history from the store")
+            return _core.Work.retry_thread(store._core, thread_id)
+        if turns is None:
+            raise ConfigError("turns: a retry needs the failed run's history (or store= and the thread)")
+        return _core.Work.retry(list(turns), run_id=run_id, thread_id=thread_id)
+
+    async def _go(self, work: "_core.Work", deps: Any) -> Response[T]:
+        r: Response[T] = await self._core.run(work, deps=deps)
+        return r
+
+    def _go_sync(self, what: str, work: "Callable[[], _core.Work]", deps: Any) -> Response[T]:
+        _no_running_loop(what)
+        if self._core.has_async_tools:
+            import asyncio
+
+            async def go() -> Response[T]:
+                return await self._go(work(), deps)
+
+            return asyncio.run(go())
+        r: Response[T] = self._core.run_blocking(work(), deps=deps)
+        return r
 
     async def run(
         self,
@@ -171,14 +230,7 @@ class Agent(Generic[T]):
         completes, and one run at a time holds the thread (``StoreError``
         ``busy`` otherwise).
         """
-        if store is not None:
-            tid = _thread(thread_id, turns, run_id)
-            on_thread: Response[T] = await self._core.run_on_thread(store._core, tid, input, deps=deps)
-            return on_thread
-        r: Response[T] = await self._core.run(
-            input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
-        )
-        return r
+        return await self._go(self._run_work(input, turns, run_id, thread_id, store), deps)
 
     def run_sync(
         self,
@@ -192,21 +244,7 @@ class Agent(Generic[T]):
     ) -> Response[T]:
         """``run`` without an event loop (not from inside one). ``async def``
         tools get a loop of their own for the run."""
-        _no_running_loop("run_sync")
-        if self._core.has_async_tools:
-            import asyncio
-
-            return asyncio.run(
-                self.run(input, turns=turns, run_id=run_id, thread_id=thread_id, deps=deps, store=store)
-            )
-        if store is not None:
-            tid = _thread(thread_id, turns, run_id)
-            on_thread: Response[T] = self._core.run_on_thread(store._core, tid, input, deps=deps, blocking=True)
-            return on_thread
-        r: Response[T] = self._core.run_blocking(
-            input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps
-        )
-        return r
+        return self._go_sync("run_sync", lambda: self._run_work(input, turns, run_id, thread_id, store), deps)
 
     def stream(
         self,
@@ -216,12 +254,14 @@ class Agent(Generic[T]):
         run_id: Optional[str] = None,
         thread_id: Optional[str] = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> "RunStream":
         """The run as events (``async for event in agent.stream(...)``):
         text deltas, completed messages, tool calls started and finished,
         approvals required, and last ``RunCompleted`` with the response.
-        Call it inside a running event loop."""
-        return self._core.stream(input, turns=_list(turns), run_id=run_id, thread_id=thread_id, deps=deps)
+        Call it inside a running event loop. With ``store``, the run is on
+        the stored thread ``thread_id`` (as ``run``)."""
+        return self._core.stream(self._run_work(input, turns, run_id, thread_id, store), deps=deps)
 
     async def resume(
         self,
@@ -237,16 +277,7 @@ class Agent(Generic[T]):
         on. Refused decisions raise ``DecisionError`` and nothing runs;
         calls left undecided stay pending. With ``store``, the paused run
         is the one stored on its thread (the response names it)."""
-        paused_r = _paused(paused)
-        if store is not None:
-            on_thread: Response[T] = await self._core.resume_on_thread(
-                store._core, _run_id(paused_r), to_dicts(decisions, paused_r.pending), deps=deps
-            )
-            return on_thread
-        r: Response[T] = await self._core.resume(
-            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
-        )
-        return r
+        return await self._go(self._resume_work(paused, decisions, turns, store), deps)
 
     def resume_sync(
         self,
@@ -258,21 +289,7 @@ class Agent(Generic[T]):
         store: Optional[Store] = None,
     ) -> Response[T]:
         """``resume`` without an event loop."""
-        _no_running_loop("resume_sync")
-        if self._core.has_async_tools:
-            import asyncio
-
-            return asyncio.run(self.resume(paused, decisions, turns=turns, deps=deps, store=store))
-        paused_r = _paused(paused)
-        if store is not None:
-            on_thread: Response[T] = self._core.resume_on_thread(
-                store._core, _run_id(paused_r), to_dicts(decisions, paused_r.pending), deps=deps, blocking=True
-            )
-            return on_thread
-        r: Response[T] = self._core.resume_blocking(
-            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
-        )
-        return r
+        return self._go_sync("resume_sync", lambda: self._resume_work(paused, decisions, turns, store), deps)
 
     def resume_stream(
         self,
@@ -281,30 +298,53 @@ class Agent(Generic[T]):
         *,
         turns: Turns = None,
         deps: Any = None,
+        store: Optional[Store] = None,
     ) -> "RunStream":
         """``resume`` as events."""
-        paused_r = _paused(paused)
-        return self._core.resume_stream(
-            paused_r, to_dicts(decisions, paused_r.pending), turns=_list(turns), deps=deps
-        )
+        return self._core.stream(self._resume_work(paused, decisions, turns, store), deps=deps)
 
-    async def retry(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
-        """Runs the thread's last run again from its last committed step: a
-        tool call that failed it (``on_tool_exception="fail"``) runs again,
-        and a failed model request is sent again. Refused with
-        ``StoreError`` (kind ``conflict``) when the last run did not fail."""
-        r: Response[T] = await self._core.retry_on_thread(store._core, thread_id, deps=deps)
-        return r
+    async def retry(
+        self,
+        thread_id: Optional[str] = None,
+        *,
+        store: Optional[Store] = None,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> Response[T]:
+        """Runs a failed run again from its last committed step: a tool call
+        that failed it (``on_tool_exception="fail"``) runs again (the model
+        never reads the failure), and a failed model request is sent again.
 
-    def retry_sync(self, thread_id: str, *, store: Store, deps: Any = None) -> Response[T]:
+        On a stored thread (``thread_id`` and ``store``): the thread's last
+        run, refused with ``StoreError`` (kind ``conflict``) when it did not
+        fail. Without a store: ``turns`` is the failed run's history, the
+        failed turn (its ``Response``) last."""
+        return await self._go(self._retry_work(thread_id, store, turns, run_id), deps)
+
+    def retry_sync(
+        self,
+        thread_id: Optional[str] = None,
+        *,
+        store: Optional[Store] = None,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> Response[T]:
         """``retry`` without an event loop."""
-        _no_running_loop("retry_sync")
-        if self._core.has_async_tools:
-            import asyncio
+        return self._go_sync("retry_sync", lambda: self._retry_work(thread_id, store, turns, run_id), deps)
 
-            return asyncio.run(self.retry(thread_id, store=store, deps=deps))
-        r: Response[T] = self._core.retry_on_thread(store._core, thread_id, deps=deps, blocking=True)
-        return r
+    def retry_stream(
+        self,
+        thread_id: Optional[str] = None,
+        *,
+        store: Optional[Store] = None,
+        turns: Turns = None,
+        run_id: Optional[str] = None,
+        deps: Any = None,
+    ) -> "RunStream":
+        """``retry`` as events."""
+        return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps)
 
     @property
     def settings(self) -> Dict[str, Any]:

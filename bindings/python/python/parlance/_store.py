@@ -1,63 +1,142 @@
 """``Store``: threads in SQLite or PostgreSQL, for runs on threads
-(``agent.run(..., store=store, thread_id=...)``)."""
+(``agent.run(..., store=store, thread_id=...)``). Every operation is one
+query of the Rust core (``parlance_bindings::store``); each has an
+``async`` form and a ``_sync`` one."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Coroutine, Dict, List, Mapping, Optional, TypeVar
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import _core
-
-T = TypeVar("T")
-
-
-def _sync(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 class Store:
     """Threads in SQLite (``"sqlite:///parlance.db"``, ``"sqlite::memory:"``)
     or PostgreSQL (``"postgres://..."``). Opening migrates the schema; a
-    store that cannot be opened raises ``StoreError`` here."""
+    store that cannot be opened raises ``StoreError`` here.
 
-    def __init__(self, url: str) -> None:
+    ``lease`` (seconds, default 30) is how long a run holds its thread
+    without renewing it: a process that dies mid-run frees its thread after
+    that. ``redact`` lists secrets scrubbed from everything stored from now
+    on (messages, errors, outputs)."""
+
+    def __init__(self, url: str, *, lease: Optional[float] = None, redact: Sequence[str] = ()) -> None:
         self.url = url
-        self._core = _core.Store(url)
+        self._core = _core.Store(url, {"lease": lease, "redact": list(redact)})
+
+    async def _q(self, op: str, **fields: Any) -> Any:
+        return await self._core.query({"op": op, **fields})
+
+    def _q_sync(self, op: str, **fields: Any) -> Any:
+        return self._core.query_blocking({"op": op, **fields})
 
     async def create_thread(self, metadata: Optional[Mapping[str, Any]] = None) -> str:
         """A new thread (``metadata``: any JSON object); its id."""
-        thread: str = await self._core.create_thread(dict(metadata) if metadata is not None else None)
-        return thread
+        thread: Dict[str, Any] = await self._q("create_thread", metadata=_meta(metadata))
+        return str(thread["id"])
+
+    async def thread(self, thread_id: str) -> Dict[str, Any]:
+        """The thread: ``id``, ``owner``, ``metadata``, ``created_at``,
+        ``updated_at`` (milliseconds since the epoch)."""
+        t: Dict[str, Any] = await self._q("thread", thread_id=thread_id)
+        return t
+
+    async def threads(self, *, after: Optional[str] = None, limit: int = 100) -> Dict[str, Any]:
+        """A page of threads, oldest first: ``{"items": [...], "next": id}``;
+        pass ``next`` as ``after`` for the next page (``None`` at the end)."""
+        page: Dict[str, Any] = await self._q("threads", after=after, limit=limit)
+        return page
 
     async def messages(self, thread_id: str) -> List[Dict[str, Any]]:
         """The thread's messages, in order, as canonical dicts."""
-        messages: List[Dict[str, Any]] = await self._core.messages(thread_id)
+        messages: List[Dict[str, Any]] = await self._q("messages", thread_id=thread_id)
         return messages
 
+    async def message_page(self, thread_id: str, *, start: int = 0, limit: int = 100) -> List[Dict[str, Any]]:
+        """``limit`` stored messages from position ``start``: ``seq``,
+        ``run_id`` (the run that wrote it) and ``message``."""
+        page: List[Dict[str, Any]] = await self._q("message_page", thread_id=thread_id, start=start, limit=limit)
+        return page
+
     async def runs(self, thread_id: str) -> List[Dict[str, Any]]:
-        """The thread's runs (id, status, usage, error, output...)."""
-        runs: List[Dict[str, Any]] = await self._core.runs(thread_id)
+        """The thread's runs (id, status, usage, error, output...), oldest first."""
+        runs: List[Dict[str, Any]] = await self._q("runs", thread_id=thread_id)
         return runs
 
-    async def delete_thread(self, thread_id: str) -> None:
-        """Deletes a thread (refused while a run is active on it)."""
-        await self._core.delete_thread(thread_id)
+    async def run(self, run_id: str) -> Dict[str, Any]:
+        """One run's record."""
+        run: Dict[str, Any] = await self._q("run", run_id=run_id)
+        return run
+
+    async def artifacts(self, thread_id: str) -> List[Dict[str, Any]]:
+        """What tools kept for operators (never sent to the model):
+        ``seq``, ``tool_call_id``, ``artifact``."""
+        a: List[Dict[str, Any]] = await self._q("artifacts", thread_id=thread_id)
+        return a
+
+    async def waiting_runs(self, *, limit: int = 100) -> List[Dict[str, Any]]:
+        """Runs waiting for decisions, the most recently paused first (their
+        pending calls are in their ``output``)."""
+        w: List[Dict[str, Any]] = await self._q("waiting", limit=limit)
+        return w
+
+    async def delete_thread(self, thread_id: str, *, force: bool = False) -> None:
+        """Deletes a thread (refused while a run is active on it; with
+        ``force``, also when a run waits for decisions there)."""
+        await self._q("delete_thread", thread_id=thread_id, force=force)
 
     def create_thread_sync(self, metadata: Optional[Mapping[str, Any]] = None) -> str:
         """``create_thread`` without an event loop."""
-        return _sync(self.create_thread(metadata))
+        thread: Dict[str, Any] = self._q_sync("create_thread", metadata=_meta(metadata))
+        return str(thread["id"])
+
+    def thread_sync(self, thread_id: str) -> Dict[str, Any]:
+        """``thread`` without an event loop."""
+        t: Dict[str, Any] = self._q_sync("thread", thread_id=thread_id)
+        return t
+
+    def threads_sync(self, *, after: Optional[str] = None, limit: int = 100) -> Dict[str, Any]:
+        """``threads`` without an event loop."""
+        page: Dict[str, Any] = self._q_sync("threads", after=after, limit=limit)
+        return page
 
     def messages_sync(self, thread_id: str) -> List[Dict[str, Any]]:
         """``messages`` without an event loop."""
-        return _sync(self.messages(thread_id))
+        messages: List[Dict[str, Any]] = self._q_sync("messages", thread_id=thread_id)
+        return messages
+
+    def message_page_sync(self, thread_id: str, *, start: int = 0, limit: int = 100) -> List[Dict[str, Any]]:
+        """``message_page`` without an event loop."""
+        page: List[Dict[str, Any]] = self._q_sync("message_page", thread_id=thread_id, start=start, limit=limit)
+        return page
 
     def runs_sync(self, thread_id: str) -> List[Dict[str, Any]]:
         """``runs`` without an event loop."""
-        return _sync(self.runs(thread_id))
+        runs: List[Dict[str, Any]] = self._q_sync("runs", thread_id=thread_id)
+        return runs
 
-    def delete_thread_sync(self, thread_id: str) -> None:
+    def run_sync(self, run_id: str) -> Dict[str, Any]:
+        """``run`` without an event loop."""
+        run: Dict[str, Any] = self._q_sync("run", run_id=run_id)
+        return run
+
+    def artifacts_sync(self, thread_id: str) -> List[Dict[str, Any]]:
+        """``artifacts`` without an event loop."""
+        a: List[Dict[str, Any]] = self._q_sync("artifacts", thread_id=thread_id)
+        return a
+
+    def waiting_runs_sync(self, *, limit: int = 100) -> List[Dict[str, Any]]:
+        """``waiting_runs`` without an event loop."""
+        w: List[Dict[str, Any]] = self._q_sync("waiting", limit=limit)
+        return w
+
+    def delete_thread_sync(self, thread_id: str, *, force: bool = False) -> None:
         """``delete_thread`` without an event loop."""
-        _sync(self.delete_thread(thread_id))
+        self._q_sync("delete_thread", thread_id=thread_id, force=force)
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
+
+
+def _meta(metadata: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    return dict(metadata) if metadata is not None else None

@@ -1,0 +1,330 @@
+//! An agent's settings as each package spells them: Python's keyword
+//! arguments (`tool_timeout=2.5`, seconds) and JavaScript's options
+//! (`toolTimeout: 2500`, milliseconds) are one reader with two
+//! [`Dialect`]s, so every check and every error is written once and names
+//! the setting as its user wrote it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parlance::{Agent, AgentBuilder, IntoModel, Limits, ModelOptions, OnToolException};
+use serde_json::{Map, Value};
+
+use crate::BindError;
+
+/// How a package spells settings and durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// snake_case names, durations in seconds, `dict`s.
+    Python,
+    /// camelCase names, durations in milliseconds, objects.
+    Node,
+}
+
+impl Dialect {
+    /// A setting's name (given in snake_case) as this dialect spells it.
+    pub fn name(self, snake: &str) -> String {
+        match self {
+            Dialect::Python => snake.to_string(),
+            Dialect::Node => {
+                let mut out = String::with_capacity(snake.len());
+                let mut upper = false;
+                for c in snake.chars() {
+                    if c == '_' {
+                        upper = true;
+                    } else if upper {
+                        out.extend(c.to_uppercase());
+                        upper = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// A duration as this dialect gives it (a positive number of seconds
+    /// or of milliseconds); `what` names the setting in errors.
+    pub fn duration(self, what: &str, v: &Value) -> Result<Duration, BindError> {
+        let (unit, scale) = match self {
+            Dialect::Python => ("seconds", 1.0),
+            Dialect::Node => ("milliseconds", 1000.0),
+        };
+        match v.as_f64() {
+            Some(n) if n.is_finite() && n > 0.0 && n / scale < 1e12 => {
+                Ok(Duration::from_secs_f64(n / scale))
+            }
+            _ => Err(BindError::config(format!(
+                "{what}: expected a positive number of {unit}, got {v}"
+            ))),
+        }
+    }
+
+    /// A description of an object for errors (`dict` or `object`).
+    fn object(self) -> &'static str {
+        match self {
+            Dialect::Python => "a dict",
+            Dialect::Node => "an object",
+        }
+    }
+}
+
+/// What an agent is built with, besides its model and tools.
+#[derive(Default)]
+pub struct AgentSettings {
+    /// Its name.
+    pub name: Option<String>,
+    /// Its instructions (the system prompt).
+    pub instructions: Option<String>,
+    /// Its limits.
+    pub limits: Limits,
+    /// The model settings sent with each request.
+    pub options: ModelOptions,
+    /// A structured output: its name and JSON Schema.
+    pub output_schema: Option<(String, Value)>,
+    /// The key that signs approval digests (see `AgentBuilder::approval_key`).
+    pub approval_key: Option<Arc<[u8]>>,
+}
+
+impl std::fmt::Debug for AgentSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSettings")
+            .field("name", &self.name)
+            .field("limits", &self.limits)
+            .field("output_schema", &self.output_schema.as_ref().map(|o| &o.0))
+            // Never the key itself.
+            .field("approval_key", &self.approval_key.as_ref().map(|_| "(set)"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every setting, in snake_case, in the order documented.
+pub const NAMES: [&str; 11] = [
+    "name",
+    "instructions",
+    "on_tool_exception",
+    "tool_timeout",
+    "max_model_calls",
+    "max_invalid_arguments",
+    "tool_concurrency",
+    "max_tool_output",
+    "model_settings",
+    "output_schema",
+    "approval_key",
+];
+
+fn string(what: &str, v: &Value) -> Result<String, BindError> {
+    v.as_str()
+        .map(str::to_string)
+        .ok_or_else(|| BindError::config(format!("{what}: expected a string, got {v}")))
+}
+
+fn count(what: &str, v: &Value, min: u64, max: u64) -> Result<u64, BindError> {
+    match v.as_u64() {
+        Some(n) if n >= min && n <= max => Ok(n),
+        _ => Err(BindError::config(format!(
+            "{what}: expected a whole number of at least {min}, got {v}"
+        ))),
+    }
+}
+
+/// `on_tool_exception`: `return_to_model`, `return_generic` or `fail`
+/// (JavaScript also takes `returnToModel`, `returnGeneric`).
+pub fn policy(what: &str, v: &Value, d: Dialect) -> Result<OnToolException, BindError> {
+    match v.as_str() {
+        Some("return_to_model" | "returnToModel") => Ok(OnToolException::ReturnToModel),
+        Some("return_generic" | "returnGeneric") => Ok(OnToolException::ReturnGeneric),
+        Some("fail") => Ok(OnToolException::Fail),
+        _ => Err(BindError::config(match d {
+            Dialect::Python => {
+                format!("{what}: expected one of return_to_model, return_generic, fail, got {v}")
+            }
+            Dialect::Node => format!(
+                "{what}: expected one of \"returnToModel\", \"returnGeneric\", \"fail\" (or their snake_case spellings), got {v}"
+            ),
+        })),
+    }
+}
+
+impl AgentSettings {
+    /// Reads settings from an object in dialect `d`; a null value is an
+    /// unset setting. An unknown name is refused (a typo must not pass).
+    pub fn read(v: &Value, d: Dialect) -> Result<AgentSettings, BindError> {
+        let Value::Object(map) = v else {
+            return Err(BindError::config(format!(
+                "agent settings: expected {}",
+                d.object()
+            )));
+        };
+        AgentSettings::read_map(map, d)
+    }
+
+    fn read_map(map: &Map<String, Value>, d: Dialect) -> Result<AgentSettings, BindError> {
+        let mut s = AgentSettings::default();
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let Some(snake) = NAMES.iter().find(|n| d.name(n) == *key) else {
+                let known: Vec<String> = NAMES.iter().map(|n| d.name(n)).collect();
+                return Err(BindError::config(format!(
+                    "agent settings: unknown setting {key:?} (known: {})",
+                    known.join(", ")
+                )));
+            };
+            let what = key.as_str();
+            match *snake {
+                "name" => s.name = Some(string(what, v)?),
+                "instructions" => s.instructions = Some(string(what, v)?),
+                "on_tool_exception" => s.limits.on_tool_exception = policy(what, v, d)?,
+                "tool_timeout" => s.limits.tool_timeout = d.duration(what, v)?,
+                "max_model_calls" => {
+                    s.limits.max_model_calls = count(what, v, 1, u32::MAX.into())? as u32
+                }
+                "max_invalid_arguments" => {
+                    s.limits.max_invalid_arguments = count(what, v, 0, u32::MAX.into())? as u32
+                }
+                "tool_concurrency" => {
+                    s.limits.tool_concurrency = Some(count(what, v, 1, u32::MAX.into())? as usize)
+                }
+                "max_tool_output" => {
+                    s.limits.max_tool_output = count(what, v, 1, u64::MAX)? as usize
+                }
+                "model_settings" => {
+                    s.options = serde_json::from_value(v.clone())
+                        .map_err(|e| BindError::config(format!("{what}: {e}")))?
+                }
+                "output_schema" => {
+                    let name = match v.get("name") {
+                        None | Some(Value::Null) => "output".to_string(),
+                        Some(n) => string(&format!("{what}.name"), n)?,
+                    };
+                    let Some(schema) = v.get("schema").filter(|s| s.is_object()) else {
+                        return Err(BindError::config(format!(
+                            "{what}: expected {{name?, schema}} with a JSON Schema object"
+                        )));
+                    };
+                    s.output_schema = Some((name, schema.clone()));
+                }
+                "approval_key" => {
+                    let key = string(what, v)?;
+                    if key.len() < 16 {
+                        return Err(BindError::config(format!(
+                            "{what}: expected a secret of at least 16 bytes, got {}",
+                            key.len()
+                        )));
+                    }
+                    s.approval_key = Some(Arc::from(key.into_bytes()));
+                }
+                _ => unreachable!("every name of NAMES has its arm"),
+            }
+        }
+        Ok(s)
+    }
+
+    /// The agent's builder for `model`, with these settings (tools are
+    /// the package's to add).
+    pub fn builder(self, model: impl IntoModel) -> AgentBuilder {
+        let mut b = Agent::builder(model)
+            .limits(self.limits)
+            .options(self.options);
+        if let Some(i) = self.instructions {
+            b = b.instructions(i);
+        }
+        if let Some(n) = self.name {
+            b = b.name(n);
+        }
+        if let Some((name, schema)) = self.output_schema {
+            b = b.output_schema(name, schema);
+        }
+        if let Some(k) = self.approval_key {
+            b = b.approval_key(k);
+        }
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_and_durations_follow_the_dialect() {
+        assert_eq!(
+            Dialect::Node.name("max_invalid_arguments"),
+            "maxInvalidArguments"
+        );
+        assert_eq!(
+            Dialect::Python.name("max_invalid_arguments"),
+            "max_invalid_arguments"
+        );
+        let py = AgentSettings::read(&json!({"tool_timeout": 2.5}), Dialect::Python).unwrap();
+        let js = AgentSettings::read(&json!({"toolTimeout": 2500}), Dialect::Node).unwrap();
+        assert_eq!(py.limits.tool_timeout, Duration::from_millis(2500));
+        assert_eq!(js.limits.tool_timeout, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn errors_name_the_setting_as_written() {
+        let e = AgentSettings::read(&json!({"toolTimeout": -1}), Dialect::Node).unwrap_err();
+        assert_eq!(
+            e.text,
+            "toolTimeout: expected a positive number of milliseconds, got -1"
+        );
+        let e = AgentSettings::read(&json!({"tool_timeout": "x"}), Dialect::Python).unwrap_err();
+        assert_eq!(
+            e.text,
+            "tool_timeout: expected a positive number of seconds, got \"x\""
+        );
+        let e = AgentSettings::read(&json!({"tool_concurrency": 0}), Dialect::Python).unwrap_err();
+        assert_eq!(
+            e.text,
+            "tool_concurrency: expected a whole number of at least 1, got 0"
+        );
+        let e = AgentSettings::read(&json!({"maxModelCall": 3}), Dialect::Node).unwrap_err();
+        assert!(e.text.starts_with("agent settings: unknown setting \"maxModelCall\" (known: name, instructions, onToolException"), "{e}");
+        let e =
+            AgentSettings::read(&json!({"approval_key": "short"}), Dialect::Python).unwrap_err();
+        assert_eq!(
+            e.text,
+            "approval_key: expected a secret of at least 16 bytes, got 5"
+        );
+    }
+
+    #[test]
+    fn every_setting_is_read() {
+        let s = AgentSettings::read(
+            &json!({
+                "name": "n", "instructions": "i", "on_tool_exception": "fail",
+                "max_model_calls": 3, "max_invalid_arguments": 0, "tool_concurrency": 2,
+                "max_tool_output": 100, "model_settings": {"temperature": 0.5},
+                "output_schema": {"schema": {"type": "object"}},
+                "approval_key": "0123456789abcdef",
+            }),
+            Dialect::Python,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.name.as_deref(), s.instructions.as_deref()),
+            (Some("n"), Some("i"))
+        );
+        assert_eq!(s.limits.on_tool_exception, OnToolException::Fail);
+        assert_eq!(
+            (
+                s.limits.max_model_calls,
+                s.limits.max_invalid_arguments,
+                s.limits.tool_concurrency,
+                s.limits.max_tool_output
+            ),
+            (3, 0, Some(2), 100)
+        );
+        assert_eq!(s.options.temperature, Some(0.5));
+        assert_eq!(
+            s.output_schema.as_ref().map(|o| o.0.as_str()),
+            Some("output")
+        );
+        assert_eq!(s.approval_key.as_deref(), Some(&b"0123456789abcdef"[..]));
+    }
+}
