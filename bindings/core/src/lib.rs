@@ -7,6 +7,8 @@
 //!   decisions — read from JSON values with the format's strict readers.
 //! - [`settings`]: an agent's settings, in each language's spelling
 //!   ([`Dialect`]), and the builder they make.
+//! - [`models`]: a provider's model with the user's settings (base URL,
+//!   key, headers, timeouts, retries, Azure's and Bedrock's own).
 //! - [`run`]: one entry for every way to run ([`Work`]: a run, a resume,
 //!   a retry, the same on a stored thread), awaited or streamed.
 //! - [`events`]: a run event as JSON, in the language's spelling.
@@ -36,6 +38,7 @@
 pub mod error;
 pub mod events;
 pub mod input;
+pub mod models;
 pub mod run;
 pub mod settings;
 pub mod store;

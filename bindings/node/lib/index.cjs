@@ -7,7 +7,7 @@ const { tool } = require("./tool.cjs");
 const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
-const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini } = require("./providers.cjs");
+const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama } = require("./providers.cjs");
 const { Response } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
 const errors = require("./errors.cjs");
@@ -25,6 +25,10 @@ module.exports = {
   OpenAIResponses,
   Anthropic,
   Gemini,
+  Azure,
+  Bedrock,
+  Mistral,
+  Ollama,
   Store,
   Response,
   approve,

@@ -197,6 +197,18 @@ export interface ModelSettings {
   connectTimeout?: number;
   firstByteTimeout?: number;
   idleTimeout?: number;
+  /** When and how long to wait before trying again (milliseconds; default 2 retries, 500 ms doubling to 20 s). */
+  retry?: { maxRetries?: number; initialBackoff?: number; maxBackoff?: number; maxRetryAfter?: number };
+  /** Retries after the first attempt (the default policy otherwise). */
+  maxRetries?: number;
+  /** Azure: the API version (`2024-10-21`...). */
+  apiVersion?: string;
+  /** Azure: a Microsoft Entra ID token instead of a key. */
+  azureAdToken?: string;
+  /** Bedrock: the AWS region. */
+  region?: string;
+  /** Bedrock: credentials (instead of the AWS_* variables). */
+  awsCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
 /** A model an agent talks to. */
@@ -227,6 +239,14 @@ export declare class OpenAIResponses extends Provider {}
 export declare class Anthropic extends Provider {}
 /** Google's Gemini API. */
 export declare class Gemini extends Provider {}
+/** Azure OpenAI: `baseURL` of the resource, `apiVersion`, `apiKey` or `azureAdToken`. */
+export declare class Azure extends Provider {}
+/** Amazon Bedrock's Converse API: `region`, `awsCredentials`. */
+export declare class Bedrock extends Provider {}
+/** Mistral's API. */
+export declare class Mistral extends Provider {}
+/** Ollama's own API. */
+export declare class Ollama extends Provider {}
 
 // ---------------------------------------------------------------- threads
 

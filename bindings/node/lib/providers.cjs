@@ -12,7 +12,12 @@ class Provider {
   static id = "";
   #settings;
 
-  /** Settings: baseURL, apiKey, apiKeyEnv, headers, userAgent, timeouts (ms). */
+  /**
+   * Settings: baseURL, apiKey, apiKeyEnv, headers, userAgent, timeouts (ms),
+   * retry {maxRetries, initialBackoff, maxBackoff, maxRetryAfter} (ms) or
+   * maxRetries, apiVersion and azureAdToken (Azure), region and
+   * awsCredentials (Bedrock).
+   */
   constructor(settings = {}) {
     this.#settings = { ...settings };
   }
@@ -46,5 +51,21 @@ class Anthropic extends Provider {
 class Gemini extends Provider {
   static id = "gemini";
 }
+/** Azure OpenAI (settings: `baseURL` of the resource, `apiVersion`, `apiKey` or `azureAdToken`). */
+class Azure extends Provider {
+  static id = "azure";
+}
+/** Amazon Bedrock's Converse API (settings: `region`, `awsCredentials` {accessKeyId, secretAccessKey, sessionToken?}). */
+class Bedrock extends Provider {
+  static id = "bedrock";
+}
+/** Mistral's API. */
+class Mistral extends Provider {
+  static id = "mistral";
+}
+/** Ollama's own API (a local server). */
+class Ollama extends Provider {
+  static id = "ollama";
+}
 
-module.exports = { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini };
+module.exports = { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama };

@@ -168,3 +168,15 @@ test("format.convert reads a recorded stream", () => {
   const m = format.convert(sse, { from: "anthropic", to: "canonical", kind: "stream" });
   assert.equal(m.content[0].text, "Hi");
 });
+
+test("providers as objects take retries, Azure's and Bedrock's settings", async () => {
+  const { OpenAI, Azure, Bedrock } = await import("parlance-ai");
+  const m = new OpenAI({ apiKey: "sk-x", retry: { maxRetries: 0, initialBackoff: 10 } }).model("gpt-4o-mini");
+  assert.deepEqual([m.provider, m.modelId], ["openai", "gpt-4o-mini"]);
+  const b = new Bedrock({ region: "eu-west-1", awsCredentials: { accessKeyId: "A", secretAccessKey: "S" } });
+  assert.equal(b.model("anthropic.claude-3-haiku").provider, "bedrock");
+  const a = new Azure({ baseURL: "https://x.openai.azure.com/openai", apiVersion: "2024-10-21", apiKey: "k" });
+  assert.equal(a.model("gpt-4o").modelId, "gpt-4o");
+  assert.throws(() => new OpenAI({ apiKey: "k", retry: { maxRetries: -1 } }).model("m"), /retry\.maxRetries: expected a whole number from 0 to 100/);
+  assert.throws(() => new OpenAI({ apiKey: "k", base_url: "x" }).model("m"), /unknown setting "base_url" \(known: baseURL/);
+});

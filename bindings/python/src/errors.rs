@@ -2,7 +2,6 @@
 //! Python so that they carry typed attributes and inherit from the
 //! standard exceptions users already catch).
 
-use parlance::BuildError;
 use parlance::format::FormatError;
 use parlance_bindings::{BindError, ErrorKind};
 use pyo3::exceptions::PyRuntimeError;
@@ -72,9 +71,4 @@ pub fn format_message(py: Python<'_>, text: String) -> PyErr {
 /// A `ConfigError` with a message.
 pub fn config_error(py: Python<'_>, message: impl Into<String>) -> PyErr {
     raise(config_error_class(py), (message.into(),))
-}
-
-/// A model that cannot be built.
-pub fn build_error(py: Python<'_>, e: &BuildError) -> PyErr {
-    config_error(py, e.to_string())
 }

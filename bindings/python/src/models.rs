@@ -1,30 +1,20 @@
 //! Models: from a string (`"openai:gpt-4o-mini"`) or built for a provider
-//! with a base URL, key, headers, user agent and timeouts of your own.
+//! with settings of your own (`parlance_bindings::models`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use parlance::Model;
-use parlance::providers::Provider;
+use parlance_bindings::Dialect;
 use pyo3::prelude::*;
+use serde_json::Value;
 
-use crate::errors::{build_error, config_error};
+use crate::convert::from_py;
+use crate::errors::bind_error;
 
 /// A model an agent talks to.
 #[pyclass(module = "parlance", name = "Model", frozen)]
 pub struct PyModel {
     pub model: Arc<dyn Model>,
-}
-
-fn secs(py: Python<'_>, what: &str, s: Option<f64>) -> PyResult<Option<Duration>> {
-    match s {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(config_error(
-            py,
-            format!("{what}: expected a positive number of seconds, got {s}"),
-        )),
-    }
 }
 
 #[pymethods]
@@ -35,72 +25,31 @@ impl PyModel {
     /// variable; a missing one is a ``ConfigError`` here, before any request.
     #[staticmethod]
     fn from_string(py: Python<'_>, spec: &str) -> PyResult<Self> {
-        let model = parlance::model(spec).map_err(|e| build_error(py, &e))?;
+        let model = parlance::model(spec).map_err(|e| bind_error(py, e.into()))?;
         Ok(PyModel { model })
     }
 
-    /// A model of ``provider`` (``openai``, ``openai-responses``,
-    /// ``anthropic``, ``gemini``) with settings of your own.
+    /// A model of ``provider`` (``openai``, ``anthropic``, ``bedrock``,
+    /// ``azure``...) with ``settings`` (a dict: ``base_url``, ``api_key``,
+    /// ``headers``, timeouts in seconds, ``retry``, ``api_version``,
+    /// ``azure_ad_token``, ``region``, ``aws_credentials``...: read by the
+    /// bindings' shared reader, ``parlance_bindings::models``).
     #[staticmethod]
-    #[pyo3(signature = (provider, model, *, base_url = None, api_key = None, api_key_env = None,
-        headers = None, user_agent = None, connect_timeout = None, first_byte_timeout = None,
-        idle_timeout = None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (provider, model, settings = None))]
     fn build(
         py: Python<'_>,
         provider: &str,
-        model: String,
-        base_url: Option<String>,
-        api_key: Option<String>,
-        api_key_env: Option<String>,
-        headers: Option<Vec<(String, String)>>,
-        user_agent: Option<String>,
-        connect_timeout: Option<f64>,
-        first_byte_timeout: Option<f64>,
-        idle_timeout: Option<f64>,
+        model: &str,
+        settings: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let Some(p) = Provider::named(provider) else {
-            return Err(config_error(
-                py,
-                format!(
-                    "unknown provider {provider:?} (expected one of: {})",
-                    parlance::providers::PROVIDERS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
+        let settings = match settings {
+            Some(s) => from_py(s, "settings")?,
+            None => Value::Null,
         };
-        let mut b = p.model(model);
-        if let Some(u) = base_url {
-            b = b.base_url(u);
-        }
-        if let Some(k) = api_key {
-            b = b.api_key(k);
-        }
-        if let Some(v) = api_key_env {
-            b = b.api_key_env(v);
-        }
-        for (k, v) in headers.unwrap_or_default() {
-            b = b.header(k, v);
-        }
-        if let Some(u) = user_agent {
-            b = b.user_agent(u);
-        }
-        if let Some(d) = secs(py, "connect_timeout", connect_timeout)? {
-            b = b.connect_timeout(d);
-        }
-        if let Some(d) = secs(py, "first_byte_timeout", first_byte_timeout)? {
-            b = b.first_byte_timeout(d);
-        }
-        if let Some(d) = secs(py, "idle_timeout", idle_timeout)? {
-            b = b.idle_timeout(d);
-        }
-        let model = b.build().map_err(|e| build_error(py, &e))?;
-        Ok(PyModel {
-            model: Arc::new(model),
-        })
+        let model =
+            parlance_bindings::models::provider_model(provider, model, &settings, Dialect::Python)
+                .map_err(|e| bind_error(py, e))?;
+        Ok(PyModel { model })
     }
 
     /// The provider's name.

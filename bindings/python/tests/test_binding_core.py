@@ -203,3 +203,18 @@ def test_convert_reads_a_recorded_stream() -> None:
     for value in (sse, events):
         m = format.convert(value, from_="anthropic", to="canonical", kind="stream")
         assert m["content"][0]["text"] == "Hi"
+
+
+def test_providers_as_objects_take_retries_azure_and_bedrock_settings() -> None:
+    from parlance import Azure, Bedrock, OpenAI
+
+    m = OpenAI(api_key="sk-x", retry={"max_retries": 0, "initial_backoff": 0.01}).model("gpt-4o-mini")
+    assert (m.provider, m.model_id) == ("openai", "gpt-4o-mini")
+    b = Bedrock(region="eu-west-1", aws_credentials={"access_key_id": "A", "secret_access_key": "S"})
+    assert b.model("anthropic.claude-3-haiku").provider == "bedrock"
+    a = Azure(base_url="https://x.openai.azure.com/openai", api_version="2024-10-21", api_key="k")
+    assert a.model("gpt-4o").model_id == "gpt-4o"
+    with pytest.raises(ConfigError, match="retry.max_retries: expected a whole number from 0 to 100"):
+        OpenAI(api_key="k", retry={"max_retries": -1}).model("m")
+    with pytest.raises(ConfigError, match="aws_credentials.secret_access_key: required"):
+        Bedrock(region="eu-west-1", aws_credentials={"access_key_id": "A"}).model("m")

@@ -41,15 +41,17 @@ from ._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from ._providers import Anthropic, Gemini, OpenAI, OpenAIResponses, Provider
+from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
 from ._tools import Tool, tool
 
 __all__ = [
     "Agent",
     "Anthropic",
+    "Azure",
     "ApprovalRequest",
     "ApprovalRequired",
+    "Bedrock",
     "ConfigError",
     "Content",
     "Decision",
@@ -58,7 +60,9 @@ __all__ = [
     "FormatError",
     "Gemini",
     "MessageCompleted",
+    "Mistral",
     "Model",
+    "Ollama",
     "OpenAI",
     "OpenAIResponses",
     "ParlanceError",

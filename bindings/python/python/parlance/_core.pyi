@@ -93,19 +93,7 @@ class Model:
     @staticmethod
     def from_string(spec: str) -> "Model": ...
     @staticmethod
-    def build(
-        provider: str,
-        model: str,
-        *,
-        base_url: Optional[str] = None,
-        api_key: Optional[str] = None,
-        api_key_env: Optional[str] = None,
-        headers: Optional[List[Tuple[str, str]]] = None,
-        user_agent: Optional[str] = None,
-        connect_timeout: Optional[float] = None,
-        first_byte_timeout: Optional[float] = None,
-        idle_timeout: Optional[float] = None,
-    ) -> "Model": ...
+    def build(provider: str, model: str, settings: Optional[Dict[str, Any]] = None) -> "Model": ...
     @property
     def provider(self) -> str: ...
     @property
