@@ -1,0 +1,6 @@
+// The ES module entry point of parlance-ai/testing: the same classes as
+// the CommonJS one.
+import cjs from "./testing.cjs";
+
+export const { TestModel, ScriptedModel, FunctionModel, Recorder, Replay } = cjs;
+export default cjs;
