@@ -409,7 +409,9 @@ mod tests {
         #[test]
         fn decisions_read_from_a_form_always_read_back(
             json_mode in any::<bool>(),
-            levels in prop_oneof![0usize..130, 130usize..20_000],
+            // A field names a place inside the arguments: one level at least
+            // (the whole arguments as one field is not a field of any form).
+            levels in prop_oneof![1usize..130, 130usize..20_000],
             value_depth in 0usize..126,
             answer in any::<bool>(),
         ) {
@@ -452,5 +454,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_field_for_the_whole_arguments_is_named_as_not_a_field() {
+        let pairs: Vec<(String, String)> = vec![
+            ("call.0.id".into(), "c1".into()),
+            ("call.0.digest".into(), "d1".into()),
+            ("call.0.decision".into(), "edit".into()),
+            ("call.0.mode".into(), "form".into()),
+            ("call.0.f.j.".into(), "1".into()),
+        ];
+        let problems = read(&paused(), &pairs).expect_err("a root field is refused");
+        let all = format!("{problems:?}");
+        assert!(all.contains("call.0.f.j.: not a field of this form"), "{all}");
     }
 }
