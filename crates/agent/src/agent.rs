@@ -60,6 +60,8 @@ struct Inner {
     options: ModelOptions,
     output: Option<ArgValidator>,
     approval_key: Option<Arc<[u8]>>,
+    /// Keys whose digests are still accepted (a rotated secret's).
+    previous_approval_keys: Vec<Arc<[u8]>>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -89,6 +91,17 @@ impl Agent {
     /// The digest a decision must repeat for `call` (see `digest.rs`).
     fn digest(&self, run_id: &str, call: &ToolCall) -> String {
         crate::digest::call_digest(self.inner.approval_key.as_deref(), run_id, call)
+    }
+
+    /// Whether `digest` is `call`'s in run `run_id`, with the approval key
+    /// or one of the previous ones (made before a rotation).
+    fn digest_matches(&self, run_id: &str, call: &ToolCall, digest: &str) -> bool {
+        digest == self.digest(run_id, call)
+            || self
+                .inner
+                .previous_approval_keys
+                .iter()
+                .any(|k| digest == crate::digest::call_digest(Some(k), run_id, call))
     }
 
     /// The same agent (tools, validators and model shared, nothing

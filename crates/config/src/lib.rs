@@ -6,6 +6,8 @@
 //!
 //! ```toml
 //! listen = "127.0.0.1:8080"
+//! secret = "..."                      # signs sessions and approvals (default: kept in the store)
+//! previous_secrets = ["..."]          # after a rotation: still accepted
 //!
 //! [store]
 //! url = "sqlite://./parlance.db"      # (the default) or postgres://...
@@ -38,6 +40,11 @@
 //! kind = "external"
 //! description = "Refund an order."
 //! input_schema = '{"type": "object"}'
+//!
+//! [sessions]                          # the inbox's sessions (these are the defaults)
+//! login_attempts_per_address = 30     # per minute; more get 429 with Retry-After
+//! login_attempts_per_subject = 20     # logins with one subject's tokens per minute
+//! max_live_streams = 8                # live pages (SSE) open at once per session
 //!
 //! [[mcp]]                             # an MCP server; agents: mcp = ["files"]
 //! name = "files"
@@ -103,6 +110,15 @@ pub struct Config {
     /// server on that store). `PARLANCE_SECRET` in the environment.
     #[serde(default)]
     pub secret: Option<String>,
+    /// Earlier secrets, still accepted after a rotation: sessions they
+    /// signed stay valid until they expire, and runs that paused before
+    /// the rotation stay decidable (new signatures use `secret`). Remove
+    /// one once no run paused before the rotation waits any more.
+    #[serde(default)]
+    pub previous_secrets: Vec<String>,
+    /// The inbox's sessions: login attempts and live streams.
+    #[serde(default)]
+    pub sessions: SessionsConfig,
     /// HTTP tools: requests at once per host, all tools together (default
     /// 64); more calls wait their turn.
     #[serde(default)]
@@ -123,6 +139,29 @@ pub struct Config {
     #[serde(default)]
     pub mcp: Vec<parlance_mcp::McpConfig>,
 }
+
+/// Limits of the inbox's sessions (`[sessions]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsConfig {
+    /// Login attempts one address may make per minute (default
+    /// [`DEFAULT_LOGINS_PER_ADDRESS`]); more get `429` with `Retry-After`.
+    pub login_attempts_per_address: Option<u32>,
+    /// Logins with one subject's tokens per minute, from anywhere (default
+    /// [`DEFAULT_LOGINS_PER_SUBJECT`]).
+    pub login_attempts_per_subject: Option<u32>,
+    /// Live streams (server-sent events of the inbox, a run, a thread) one
+    /// session may hold open at once (default [`DEFAULT_LIVE_STREAMS`]);
+    /// the next gets `429` until one closes.
+    pub max_live_streams: Option<usize>,
+}
+
+/// Login attempts per address per minute, by default.
+pub const DEFAULT_LOGINS_PER_ADDRESS: u32 = 30;
+/// Logins per subject per minute, by default.
+pub const DEFAULT_LOGINS_PER_SUBJECT: u32 = 20;
+/// Live streams per session, by default.
+pub const DEFAULT_LIVE_STREAMS: usize = 8;
 
 /// Where threads are stored.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -41,6 +41,14 @@ impl Config {
         if let Some(v) = get("PARLANCE_SECRET") {
             self.secret = Some(v);
         }
+        if let Some(v) = get("PARLANCE_PREVIOUS_SECRETS") {
+            self.previous_secrets = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
         if let Some(v) = get("PARLANCE_STORE_URL") {
             self.store.url = Some(v);
         }

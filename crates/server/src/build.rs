@@ -280,7 +280,7 @@ pub fn agent(
     http: &SharedClient,
 ) -> Result<Agent, BuildError> {
     let mcp = mcp_servers(config)?;
-    agent_with(config, name, a, http, &mcp, model(config, &a.model)?, None)
+    agent_with(config, name, a, http, &mcp, model(config, &a.model)?, &[])
 }
 
 /// An agent given in a request: a provider's model only. Local models
@@ -306,7 +306,7 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         &state.http,
         &state.mcp,
         model,
-        Some(state.signer.approval_key()),
+        &state.signer.approval_keys(),
     )
 }
 
@@ -318,7 +318,7 @@ pub fn agent_with(
     http: &SharedClient,
     mcp: &McpServers,
     model: Arc<dyn Model>,
-    approval_key: Option<Arc<[u8]>>,
+    approval_keys: &[Arc<[u8]>],
 ) -> Result<Agent, BuildError> {
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
@@ -348,8 +348,12 @@ pub fn agent_with(
     if let Some(n) = name {
         b = b.name(n);
     }
-    if let Some(k) = approval_key {
-        b = b.approval_key(k);
+    // The first key signs; the others (a rotated secret's) still verify.
+    if let Some((k, previous)) = approval_keys.split_first() {
+        b = b.approval_key(Arc::clone(k));
+        for p in previous {
+            b = b.previous_approval_key(Arc::clone(p));
+        }
     }
     if let Some(i) = &a.instructions {
         b = b.instructions(i.clone());

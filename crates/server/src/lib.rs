@@ -8,6 +8,7 @@
 //! | `POST /v1/threads`, `GET /v1/threads` | create, list (the caller's own, paged) |
 //! | `GET /v1/threads/{id}`, `DELETE /v1/threads/{id}` | read (messages, runs; artifacts for operators), delete |
 //! | `POST /v1/threads/{id}/retry` | retry the thread's failed last run |
+//! | `POST /v1/sessions/end` | operators: end every inbox session of a subject ([`sessions`]) |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document (also checked in as `schema/openapi.json`) |
 //! | `GET /healthz` | liveness |
 //! | `GET /metrics` | Prometheus metrics (operators; see `metrics.rs`) |
@@ -31,6 +32,7 @@ pub mod metrics;
 mod openapi;
 pub mod runs;
 pub mod secrets;
+pub mod sessions;
 pub mod signing;
 mod start;
 pub mod state;
@@ -75,6 +77,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             get(threads::get_thread).delete(threads::delete_thread),
         )
         .route("/v1/threads/{id}/retry", post(runs::retry))
+        .route("/v1/sessions/end", post(sessions::end_sessions))
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
         .route("/metrics", get(metrics::metrics))
@@ -137,7 +140,9 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let sweeper = tokio::spawn(sweep_forever(state.store.clone()));
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
-    let served = axum::serve(listener, router(Arc::clone(&state)))
+    // The peer's address: login attempts are limited per address.
+    let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async {
             shutdown().await;
             // Live pages' streams would hold the shutdown open.

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::api::{DecisionsRequest, NewThread, RetryRequest, RunRequest};
 use crate::error::ErrorBody;
+use crate::sessions::EndSessions;
 use parlance_format::Response;
 
 /// The document.
@@ -26,6 +27,7 @@ pub fn openapi() -> Value {
     add::<DecisionsRequest>(&mut generator, &mut refs, "DecisionsRequest");
     add::<NewThread>(&mut generator, &mut refs, "NewThread");
     add::<RetryRequest>(&mut generator, &mut refs, "RetryRequest");
+    add::<EndSessions>(&mut generator, &mut refs, "EndSessions");
     add::<ErrorBody>(&mut generator, &mut refs, "ErrorBody");
     add::<Response>(&mut generator, &mut refs, "Response");
     let mut schemas: serde_json::Map<String, Value> =
@@ -82,6 +84,11 @@ pub fn openapi() -> Value {
                 "parameters": id("id"), "requestBody": {"required": false, "content": {"application/json": {"schema": schema("RetryRequest")}}},
                 "responses": {"200": response, "400": error("Invalid request"), "401": error("Missing or unknown token"),
                               "404": error("No such thread"), "409": error("The last run did not fail, or the thread is busy")}}},
+            "/v1/sessions/end": {"post": {"operationId": "endSessions", "summary": "Operators: end every inbox session of a subject issued up to now, on every server sharing the store (its API tokens keep working)",
+                "requestBody": json_body("EndSessions"),
+                "responses": {"200": object("{subject, ended_up_to}: sessions issued up to ended_up_to (microseconds since the epoch) are ended"),
+                              "400": error("Invalid request, or no configured token has the subject"), "401": error("Missing or unknown token"),
+                              "403": error("Not an operator token")}}},
             "/healthz": {"get": {"operationId": "health", "security": [], "responses": {"200": {"description": "ok"}}}}
         },
         "components": {

@@ -24,6 +24,7 @@ fn key_vars() -> impl Iterator<Item = &'static str> {
 pub fn collect(config: &Config, signing: &str) -> Vec<String> {
     let mut out: Vec<String> = config.auth.tokens.iter().map(|t| t.token.clone()).collect();
     out.push(signing.to_string());
+    out.extend(config.previous_secrets.iter().cloned());
     let vars = key_vars().map(str::to_string).chain(
         config
             .providers

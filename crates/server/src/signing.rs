@@ -12,7 +12,10 @@
 //!
 //! The secret comes from the configuration (`secret`, `PARLANCE_SECRET`)
 //! or is generated once and kept in the store, so every server sharing a
-//! store signs alike.
+//! store signs alike. It can rotate: the earlier secrets
+//! (`previous_secrets`) still verify what they signed (approval digests of
+//! runs that paused before, stateless paused responses, the inbox's
+//! sessions), and everything new is signed with the current one.
 
 use std::sync::Arc;
 
@@ -28,6 +31,8 @@ use crate::auth::Principal;
 pub struct Signer {
     approvals: Arc<[u8]>,
     paused: Vec<u8>,
+    /// The keys of the previous secrets: they verify, never sign.
+    previous: Vec<(Arc<[u8]>, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Signer {
@@ -54,9 +59,27 @@ pub fn new_secret() -> String {
 impl Signer {
     /// Keys derived from `secret`.
     pub fn new(secret: &str) -> Signer {
+        Signer::rotated(secret, &[])
+    }
+
+    /// Keys derived from `secret`, signing; those of `previous` (earlier
+    /// secrets) still verify.
+    pub fn rotated(secret: &str, previous: &[String]) -> Signer {
+        let keys = |s: &str| {
+            (
+                Arc::<[u8]>::from(derive(s.as_bytes(), "parlance approvals v1")),
+                derive(s.as_bytes(), "parlance paused state v1"),
+            )
+        };
+        let (approvals, paused) = keys(secret);
         Signer {
-            approvals: derive(secret.as_bytes(), "parlance approvals v1").into(),
-            paused: derive(secret.as_bytes(), "parlance paused state v1"),
+            approvals,
+            paused,
+            previous: previous
+                .iter()
+                .filter(|p| !p.is_empty() && p.as_str() != secret)
+                .map(|p| keys(p))
+                .collect(),
         }
     }
 
@@ -65,9 +88,32 @@ impl Signer {
         Arc::clone(&self.approvals)
     }
 
+    /// The previous secrets' approval keys, newest first: agents still
+    /// accept the digests they made.
+    pub fn previous_approval_keys(&self) -> Vec<Arc<[u8]>> {
+        self.previous.iter().map(|(a, _)| Arc::clone(a)).collect()
+    }
+
+    /// The approval key, then the previous ones.
+    pub fn approval_keys(&self) -> Vec<Arc<[u8]>> {
+        std::iter::once(self.approval_key())
+            .chain(self.previous_approval_keys())
+            .collect()
+    }
+
     fn paused_mac(&self, who: &Principal, agent: &Agent, paused: &Response) -> Hmac<Sha256> {
+        self.paused_mac_with(&self.paused, who, agent, paused)
+    }
+
+    fn paused_mac_with(
+        &self,
+        key: &[u8],
+        who: &Principal,
+        agent: &Agent,
+        paused: &Response,
+    ) -> Hmac<Sha256> {
         let settings = Sha256::digest(agent.settings().to_string().as_bytes());
-        let mut m = mac(&self.paused);
+        let mut m = mac(key);
         for part in [
             who.name().as_bytes(),
             &settings[..],
@@ -87,8 +133,9 @@ impl Signer {
         )
     }
 
-    /// Whether `signature` was made by this server for this paused
-    /// response, agent and caller (compared in constant time).
+    /// Whether `signature` was made by this server (with its secret or a
+    /// previous one) for this paused response, agent and caller (compared
+    /// in constant time).
     pub fn verify(
         &self,
         who: &Principal,
@@ -102,9 +149,13 @@ impl Signer {
         else {
             return false;
         };
-        self.paused_mac(who, agent, paused)
-            .verify_slice(&bytes)
-            .is_ok()
+        std::iter::once(&self.paused)
+            .chain(self.previous.iter().map(|(_, p)| p))
+            .any(|key| {
+                self.paused_mac_with(key, who, agent, paused)
+                    .verify_slice(&bytes)
+                    .is_ok()
+            })
     }
 }
 

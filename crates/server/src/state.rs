@@ -83,7 +83,7 @@ impl AppState {
                 .await
                 .map_err(store_error)?,
         };
-        let signer = Signer::new(&secret);
+        let signer = Signer::rotated(&secret, &config.previous_secrets);
         let redactor = Arc::new(Redactor::new(crate::secrets::collect(&config, &secret)));
         crate::secrets::install(Arc::clone(&redactor));
         let store = store.with_redactor((*redactor).clone());
@@ -111,7 +111,7 @@ impl AppState {
                 &http,
                 &mcp,
                 model,
-                Some(signer.approval_key()),
+                &signer.approval_keys(),
             )
             .map_err(|e| e.in_agent(name))?;
             agents.insert(name.clone(), agent);

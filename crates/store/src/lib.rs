@@ -5,7 +5,8 @@
 //! - [`Store`]: threads, messages (canonical JSON, in order), runs (status,
 //!   error and cause, usage, the agent's settings), artifacts (inside the
 //!   stored tool results, listed apart), pending approvals (the paused
-//!   run's stored messages). Migrations run themselves and are versioned.
+//!   run's stored messages), the inbox's sessions ended before they
+//!   expire. Migrations run themselves and are versioned.
 //!
 //! The store stores: it depends on the conversation format alone. Running
 //! an agent on a thread (history loaded, each step committed as it
@@ -26,6 +27,7 @@ mod inbox;
 mod redact;
 mod repair;
 mod runs;
+mod sessions;
 mod sql;
 mod store;
 mod write;
@@ -35,6 +37,7 @@ pub use claim::Claim;
 pub use inbox::WaitingRun;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
+pub use sessions::ALL_SESSIONS;
 pub use store::{
     ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
     StoredMessage, Thread,

@@ -85,4 +85,19 @@ pub const MIGRATIONS: &[&[&str]] = &[
         // Server-wide settings (the secret that signs paused runs).
         "CREATE TABLE parlance_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
+    &[
+        // Inbox sessions ended before they expire (`sessions` module):
+        // one row per logged-out session, and one per subject (session
+        // `*`) for "every session issued up to `issued_up_to`". Looked up
+        // by the primary key on every page; a row is useless once the
+        // sessions it ends have expired (`expires_at`), and goes.
+        "CREATE TABLE parlance_ended_sessions (
+        subject TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        issued_up_to BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (subject, session_id)
+    )",
+        "CREATE INDEX parlance_ended_sessions_by_expiry ON parlance_ended_sessions (expires_at)",
+    ],
 ];

@@ -13,6 +13,7 @@ both!(
     threads_are_created_listed_paged_and_deleted,
     migrations_are_versioned_and_idempotent,
     nothing_is_written_that_cannot_be_read_back,
+    ended_sessions_are_refused_and_later_ones_are_not,
 );
 
 /// `levels` nested arrays around `1`.
@@ -163,5 +164,44 @@ async fn a_thread_longer_than_a_page_is_read_whole(store: Store) {
 }
 
 async fn migrations_are_versioned_and_idempotent(store: Store) {
-    assert_eq!(store.schema_version().await.unwrap(), 2);
+    assert_eq!(store.schema_version().await.unwrap(), 3);
+}
+
+/// A logout ends that session only; ending a subject's sessions ends every
+/// one issued up to then, not later ones nor another subject's; an
+/// earlier "up to" never shortens a later one; expired records go.
+async fn ended_sessions_are_refused_and_later_ones_are_not(store: Store) {
+    let who = format!("alice-{}", rand::random::<u32>());
+    let other = format!("bob-{}", rand::random::<u32>());
+    // When the sessions would expire anyway: never, for this test.
+    let day = i64::MAX;
+    assert!(!store.session_ended(&who, "s1", 1_000).await.unwrap());
+    store.end_session(&who, "s1", day).await.unwrap();
+    assert!(store.session_ended(&who, "s1", 1_000).await.unwrap());
+    assert!(!store.session_ended(&who, "s2", 1_000).await.unwrap());
+    assert!(!store.session_ended(&other, "s1", 1_000).await.unwrap());
+    // Logging out twice is no error.
+    store.end_session(&who, "s1", day).await.unwrap();
+
+    store.end_sessions_of(&who, 5_000, day).await.unwrap();
+    for (issued, ended) in [(4_999, true), (5_000, true), (5_001, false)] {
+        assert_eq!(
+            store.session_ended(&who, "s9", issued).await.unwrap(),
+            ended,
+            "issued at {issued}"
+        );
+    }
+    assert!(!store.session_ended(&other, "s9", 10).await.unwrap());
+    store.end_sessions_of(&who, 3_000, day).await.unwrap();
+    assert!(store.session_ended(&who, "s9", 4_000).await.unwrap(), "kept the later time");
+    store.end_sessions_of(&who, 8_000, day).await.unwrap();
+    assert!(store.session_ended(&who, "s9", 7_000).await.unwrap(), "moved to the later time");
+    assert!(!store.session_ended(&who, "s9", 8_001).await.unwrap());
+
+    // Records of sessions expired anyway are dropped by the next write.
+    store.end_session(&other, "old", 1).await.unwrap();
+    assert!(store.session_ended(&other, "old", 0).await.unwrap());
+    store.end_session(&other, "new", day).await.unwrap();
+    assert!(!store.session_ended(&other, "old", 0).await.unwrap(), "expired record gone");
+    assert!(store.session_ended(&other, "new", 0).await.unwrap());
 }

@@ -54,6 +54,7 @@ pub struct AgentBuilder {
     limits: Limits,
     options: ModelOptions,
     approval_key: Option<Arc<[u8]>>,
+    previous_approval_keys: Vec<Arc<[u8]>>,
 }
 
 impl AgentBuilder {
@@ -67,6 +68,7 @@ impl AgentBuilder {
             limits: Limits::default(),
             options: ModelOptions::default(),
             approval_key: None,
+            previous_approval_keys: Vec::new(),
         }
     }
 
@@ -75,6 +77,14 @@ impl AgentBuilder {
     /// calls this agent paused on, in that run. A server passes its secret.
     pub fn approval_key(mut self, key: impl Into<Arc<[u8]>>) -> Self {
         self.approval_key = Some(key.into());
+        self
+    }
+
+    /// Also accepts digests signed with this earlier key (a server whose
+    /// secret rotated): a run that paused before the rotation stays
+    /// decidable. New digests are signed with [`Self::approval_key`].
+    pub fn previous_approval_key(mut self, key: impl Into<Arc<[u8]>>) -> Self {
+        self.previous_approval_keys.push(key.into());
         self
     }
 
@@ -150,6 +160,7 @@ impl AgentBuilder {
                 options: self.options,
                 output,
                 approval_key: self.approval_key,
+                previous_approval_keys: self.previous_approval_keys,
             }),
         })
     }

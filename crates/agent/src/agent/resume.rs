@@ -162,8 +162,10 @@ impl Agent {
                     format!("the paused run has no tool call {:?}", req.tool_call_id),
                 )
             })?;
-            let expected = self.digest(run_id, call);
-            if req.digest != expected || req.name != call.name || req.arguments != call.arguments {
+            // Signed with the current key or a previous one (the run may
+            // have paused before the secret rotated).
+            let signed = self.digest_matches(run_id, call, &req.digest);
+            if !signed || req.name != call.name || req.arguments != call.arguments {
                 return Err(refuse(
                     format!("{path}.tool_call_id"),
                     format!(
@@ -172,7 +174,7 @@ impl Agent {
                     ),
                 ));
             }
-            if d.digest != expected {
+            if d.digest != req.digest {
                 return Err(refuse(
                     format!("{path}.digest"),
                     format!(

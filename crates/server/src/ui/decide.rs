@@ -316,8 +316,10 @@ pub async fn events(
     Path(id): Path<String>,
 ) -> Result<Response, UiError> {
     paused::load(&state, &viewer.who, &id).await?;
+    let slot = viewer.open_stream()?;
     Ok(live::stream(
         viewer.expires(),
+        slot,
         move |mark: Option<(String, i64)>| {
             let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
             async move {

@@ -35,8 +35,30 @@ pub async fn page(State(state): State<Arc<AppState>>, viewer: Viewer) -> Result<
         }
         p #live-status .muted role="status" aria-live="polite" {}
         div #inbox data-live="/ui/events" data-event="inbox" { (list(&runs, &viewer)) }
+        @if viewer.who.operator { (end_sessions_form(&viewer)) }
     };
     Ok(page::layout("Inbox", Some(viewer.banner()), body).into_response())
+}
+
+/// An operator's form that ends every session of a subject (a lost
+/// laptop, a stolen cookie), on every server sharing the store.
+fn end_sessions_form(viewer: &Viewer) -> Markup {
+    html! {
+        section .sessions aria-labelledby="sessions-heading" {
+            h2 #sessions-heading { "Sessions" }
+            form method="post" action="/ui/sessions/end" {
+                input type="hidden" name="csrf" value=(viewer.csrf);
+                label for="end-subject" { "End every session of" }
+                " "
+                select #end-subject name="subject" required {
+                    @for s in viewer.subjects() { option value=(s) { (s) } }
+                }
+                " "
+                button type="submit" { "End sessions" }
+            }
+            p .muted { "Every browser logged in as that subject is logged out, on every server sharing the store. Its API tokens keep working." }
+        }
+    }
 }
 
 /// A run in the list: readable, or damaged.
@@ -155,8 +177,12 @@ fn damaged(run: &RunRecord, error: &str, viewer: &Viewer) -> Markup {
 }
 
 /// `GET /ui/events`: the list, each time it changes.
-pub async fn events(State(state): State<Arc<AppState>>, viewer: Viewer) -> Response {
-    live::stream(viewer.expires(), move |mark: Option<Vec<(String, i64)>>| {
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    viewer: Viewer,
+) -> Result<Response, UiError> {
+    let slot = viewer.open_stream()?;
+    Ok(live::stream(viewer.expires(), slot, move |mark: Option<Vec<(String, i64)>>| {
         let (state, viewer) = (Arc::clone(&state), viewer.clone());
         async move {
             let now = match state.store.waiting_marker().await {
@@ -177,5 +203,5 @@ pub async fn events(State(state): State<Arc<AppState>>, viewer: Viewer) -> Respo
                 Err(_) => Tick::Same(mark),
             }
         }
-    })
+    }))
 }

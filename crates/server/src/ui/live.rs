@@ -46,17 +46,33 @@ pub enum Tick<M> {
     End,
 }
 
+/// What a stream holds while it is open: its session's slot (given back
+/// when the stream is dropped), asked at every [`POLL`] whether the
+/// session was ended meanwhile.
+pub trait Hold: Send + Sync + 'static {
+    /// Whether the stream must end now (its session was ended).
+    fn ended(&self) -> impl Future<Output = bool> + Send;
+}
+
+impl Hold for super::session::StreamSlot {
+    async fn ended(&self) -> bool {
+        super::session::StreamSlot::ended(self).await
+    }
+}
+
 /// A stream of events: `next(last_mark)` is called every [`POLL`] and
 /// tells what to send ([`Tick`]). The first call has no mark, so the page
 /// gets its current state at once (after a reconnection too). The stream
 /// ends at `until` (the session's expiry, in seconds since the epoch: an
-/// open page does not outlive its session), when `next` says so, or when
-/// the server shuts down.
-pub fn stream<M, F, Fut>(until: u64, next: F) -> Response
+/// open page does not outlive its session), when `next` says so, when
+/// `hold` says its session was ended (a logout, an operator), or when the
+/// server shuts down. `hold` is dropped with the stream.
+pub fn stream<M, F, Fut, H>(until: u64, hold: H, next: F) -> Response
 where
     M: PartialEq + Send + 'static,
     F: Fn(Option<M>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Tick<M>> + Send + 'static,
+    H: Hold,
 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -67,25 +83,30 @@ where
     }
     let expired = tokio::time::sleep(Duration::from_secs(until - now));
     let end = futures::future::select(Box::pin(closed()), Box::pin(expired));
-    let events =
-        futures::stream::unfold((next, None::<M>, true), |(next, mark, first)| async move {
+    let events = futures::stream::unfold(
+        (next, hold, None::<M>, true),
+        |(next, hold, mark, first)| async move {
             let mut mark = mark;
             let mut first = first;
             loop {
                 if !first {
                     tokio::time::sleep(POLL).await;
+                    if hold.ended().await {
+                        return None;
+                    }
                 }
                 first = false;
                 match next(mark.take()).await {
                     Tick::Same(m) => mark = m,
                     Tick::Send(m, e) => {
-                        return Some((Ok::<_, Infallible>(e), (next, Some(m), false)));
+                        return Some((Ok::<_, Infallible>(e), (next, hold, Some(m), false)));
                     }
                     Tick::End => return None,
                 }
             }
-        })
-        .take_until(end);
+        },
+    )
+    .take_until(end);
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -103,6 +124,14 @@ pub fn html_event(name: &str, html: String) -> Event {
 mod tests {
     use super::*;
 
+    /// A stream that nobody ends (no session to check).
+    struct Open;
+    impl Hold for Open {
+        async fn ended(&self) -> bool {
+            false
+        }
+    }
+
     fn now() -> u64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -118,13 +147,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_ends_with_its_session() {
-        let resp = stream(now().saturating_sub(1), |_: Option<u32>| async {
+        let resp = stream(now().saturating_sub(1), Open, |_: Option<u32>| async {
             Tick::Send(1, html_event("x", "never sent".into()))
         });
         let text = body(resp, Duration::from_secs(5)).await;
         assert_eq!(text.as_deref(), Some(""), "an expired session gets nothing");
         // A session that ends while the page is open: the stream ends then.
-        let resp = stream(now() + 1, |mark: Option<u32>| async move {
+        let resp = stream(now() + 1, Open, |mark: Option<u32>| async move {
             match mark {
                 None => Tick::Send(1, html_event("x", "shown".into())),
                 Some(_) => Tick::Same(mark),
@@ -138,7 +167,7 @@ mod tests {
     async fn a_stream_sends_changes_only_and_ends_when_told() {
         let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
         let seen = calls.clone();
-        let resp = stream(now() + 3600, move |mark: Option<u32>| {
+        let resp = stream(now() + 3600, Open, move |mark: Option<u32>| {
             let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             async move {
                 match n {
@@ -164,6 +193,7 @@ mod tests {
     async fn a_stream_stays_open_while_nothing_changes() {
         let resp = stream(
             now() + 3600,
+            Open,
             |mark: Option<u32>| async move { Tick::Same(mark) },
         );
         assert_eq!(body(resp, Duration::from_millis(1500)).await, None);

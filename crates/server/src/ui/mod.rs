@@ -6,7 +6,9 @@
 //! | `GET /ui/runs/{id}` | one paused run: its calls with the four decisions (approve, edit, reject, answer), decided together |
 //! | `GET /ui/threads`, `GET /ui/threads/{id}` | recent threads; one thread as people read it, live while a run goes on, with a retry button for a failed run |
 //! | `POST /ui/threads/{id}/delete` | operators: delete a thread, also one a (damaged) run waits on |
-//! | `GET /ui/login` | a form that turns an API token into a session cookie |
+//! | `GET /ui/login` | a form that turns an API token into a session cookie (attempts limited per address and subject) |
+//! | `POST /ui/logout` | ends the session, in the store: its cookie is refused everywhere from then on |
+//! | `POST /ui/sessions/end` | operators: end every session of a subject |
 //!
 //! Server-rendered HTML (maud: every value is escaped), a stylesheet and
 //! one plain script module embedded in the binary (nothing from another
@@ -16,8 +18,10 @@
 //!
 //! Same auth as the API: a token's subject sees its own threads, operators
 //! every thread and the artifacts. Sessions are HMAC-signed cookies
-//! (`HttpOnly`, `SameSite=Strict`); every form carries a CSRF token bound
-//! to the session, and cross-site posts are refused.
+//! (`HttpOnly`, `SameSite=Strict`) that can be ended early through the
+//! store; every form carries a CSRF token bound to the session, and
+//! cross-site posts are refused. A session holds a limited number of live
+//! streams at once.
 
 mod args;
 mod assets;
@@ -31,6 +35,7 @@ mod page;
 mod paused;
 mod session;
 mod thread;
+mod throttle;
 
 use std::sync::Arc;
 
@@ -47,7 +52,7 @@ pub fn refused(why: String) -> axum::response::Response {
     let page = page::UiError::new(axum::http::StatusCode::FORBIDDEN, "Refused", why);
     page::with_security_headers(page.into_response())
 }
-pub use session::Ui;
+pub use session::{Ui, end_sessions_of};
 
 /// The `/ui` routes, to merge into the API's router.
 pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
@@ -59,6 +64,7 @@ pub fn routes(state: &AppState) -> Router<Arc<AppState>> {
         .route("/ui/login", get(session::login_page).post(session::login))
         .route("/ui/session", get(session::anonymous))
         .route("/ui/logout", post(session::logout))
+        .route("/ui/sessions/end", post(session::end_sessions))
         .route("/ui/runs/{id}", get(decide::page))
         .route("/ui/runs/{id}/decide", post(decide::decide))
         .route("/ui/runs/{id}/check", post(decide::check))

@@ -136,7 +136,8 @@ pub async fn events(
     Path(id): Path<String>,
 ) -> Result<Response, UiError> {
     content(&state, &viewer, &id).await?;
-    Ok(live::stream(viewer.expires(), move |mark: Option<Mark>| {
+    let slot = viewer.open_stream()?;
+    Ok(live::stream(viewer.expires(), slot, move |mark: Option<Mark>| {
         let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
         async move {
             let (t, runs) = match (state.store.thread(&id).await, state.store.runs(&id).await) {
