@@ -821,3 +821,67 @@ async fn a_panicking_model_step_fails_the_run_not_the_process() {
     assert_eq!(ok.status, RunStatus::Completed, "{:?}", ok.error);
     assert_eq!(model.remaining(), 0);
 }
+
+/// An agent with `key` signing its approval digests, and `previous`
+/// (a rotated secret's) still verifying.
+fn keyed(model: &ScriptedModel, key: &[u8], previous: &[&[u8]]) -> Agent {
+    let mut b = Agent::builder(Arc::new(model.clone())).approval_key(key.to_vec());
+    for p in previous {
+        b = b.previous_approval_key(p.to_vec());
+    }
+    for t in tools() {
+        b = b.tool(t);
+    }
+    b.build().unwrap()
+}
+
+/// After the key rotates, a run that paused before is decided with the
+/// previous key kept (its digests verify); without it, refused.
+#[tokio::test]
+async fn a_previous_approval_key_still_verifies_what_it_signed() {
+    let model = ScriptedModel::new([
+        calls(&[("c1", "refund", json!({"order_id": "A-1", "amount": 100}))]),
+        says("Refunded."),
+    ]);
+    let paused = keyed(&model, b"old", &[])
+        .run(input("Refund A-1"))
+        .await;
+    assert!(paused.pending[0].digest.starts_with("hmac-sha256:"));
+    let resume = |a: Agent| {
+        let paused = through_json(&paused);
+        async move {
+            let decisions = vec![decision(&paused, "c1", DecisionKind::Approved)];
+            a.resume(Resume {
+                turns: vec![],
+                paused,
+                decisions,
+            })
+            .await
+        }
+    };
+    let e = resume(keyed(&model, b"new", &[])).await.unwrap_err();
+    assert!(
+        e.to_string().contains("does not match the model's call"),
+        "{e}"
+    );
+    let r = resume(keyed(&model, b"new", &[b"other", b"old"]))
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+    // A digest made by the new key is still refused by the old one alone.
+    let fresh = ScriptedModel::new([calls(&[(
+        "c1",
+        "refund",
+        json!({"order_id": "A-1", "amount": 100}),
+    )])]);
+    let p = keyed(&fresh, b"new", &[b"old"]).run(input("Refund A-1")).await;
+    let e = keyed(&fresh, b"old", &[])
+        .resume(Resume {
+            turns: vec![],
+            decisions: vec![decision(&p, "c1", DecisionKind::Approved)],
+            paused: p,
+        })
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("does not match"), "{e}");
+}

@@ -56,7 +56,7 @@ pub trait Hold: Send + Sync + 'static {
 
 impl Hold for super::session::StreamSlot {
     async fn ended(&self) -> bool {
-        super::session::StreamSlot::ended(self).await
+        self.session_ended().await
     }
 }
 

@@ -269,7 +269,7 @@ pub struct StreamSlot {
 impl StreamSlot {
     /// Whether the stream's session was ended meanwhile (a store that
     /// cannot be read ends nothing: the stream tries again next time).
-    pub async fn ended(&self) -> bool {
+    pub async fn session_ended(&self) -> bool {
         self.ui.ended(&self.session).await.unwrap_or(false)
     }
 }
@@ -663,18 +663,18 @@ pub async fn end_sessions(
 mod tests {
     use super::*;
 
-    fn ui_with(keys: &[&[u8]], anonymous: bool) -> Ui {
+    fn ui_with(keys: &[&str], anonymous: bool) -> Ui {
         let toml = if anonymous {
             ""
         } else {
             "[[auth.tokens]]\ntoken = \"tok-a\"\nsubject = \"a\"\n"
         };
         let config = crate::Config::from_toml_with_env(toml, &[]).unwrap();
-        Ui::with_keys(keys.iter().copied(), &config)
+        Ui::with_keys(keys.iter().map(|k| k.as_bytes()), &config)
     }
 
     fn ui(anonymous: bool) -> Ui {
-        ui_with(&[b"k"], anonymous)
+        ui_with(&["k"], anonymous)
     }
 
     #[test]
@@ -684,7 +684,7 @@ mod tests {
         assert!(!s.contains("tok-a"));
         assert_eq!(u.check(&s).unwrap().who.subject.as_deref(), Some("a"));
         // Another key, a changed subject, an expired one, a removed token.
-        let other = ui_with(&[b"other"], false);
+        let other = ui_with(&["other"], false);
         assert!(other.check(&s).is_none());
         let forged = s.replace(&fingerprint("tok-a"), &fingerprint("tok-b"));
         assert!(u.check(&forged).is_none());
@@ -721,16 +721,16 @@ mod tests {
 
     #[test]
     fn a_rotated_secret_still_verifies_and_never_signs() {
-        let old = ui_with(&[b"old"], false);
+        let old = ui_with(&["old"], false);
         let s = old.issue(&fingerprint("tok-a"));
         let csrf = old.csrf(&s);
-        let rotated = ui_with(&[b"new", b"old"], false);
+        let rotated = ui_with(&["new", "old"], false);
         assert!(rotated.check(&s).is_some(), "the old secret's session");
         assert!(rotated.verify(&format!("csrf:{s}"), &csrf));
         let fresh = rotated.issue(&fingerprint("tok-a"));
         assert!(old.check(&fresh).is_none(), "signed with the new one");
-        assert!(ui_with(&[b"new"], false).check(&fresh).is_some());
-        assert!(ui_with(&[b"new"], false).check(&s).is_none(), "once dropped");
+        assert!(ui_with(&["new"], false).check(&fresh).is_some());
+        assert!(ui_with(&["new"], false).check(&s).is_none(), "once dropped");
     }
 
     #[test]
