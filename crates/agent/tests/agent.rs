@@ -843,9 +843,7 @@ async fn a_previous_approval_key_still_verifies_what_it_signed() {
         calls(&[("c1", "refund", json!({"order_id": "A-1", "amount": 100}))]),
         says("Refunded."),
     ]);
-    let paused = keyed(&model, b"old", &[])
-        .run(input("Refund A-1"))
-        .await;
+    let paused = keyed(&model, b"old", &[]).run(input("Refund A-1")).await;
     assert!(paused.pending[0].digest.starts_with("hmac-sha256:"));
     let resume = |a: Agent| {
         let paused = through_json(&paused);
@@ -874,7 +872,9 @@ async fn a_previous_approval_key_still_verifies_what_it_signed() {
         "refund",
         json!({"order_id": "A-1", "amount": 100}),
     )])]);
-    let p = keyed(&fresh, b"new", &[b"old"]).run(input("Refund A-1")).await;
+    let p = keyed(&fresh, b"new", &[b"old"])
+        .run(input("Refund A-1"))
+        .await;
     let e = keyed(&fresh, b"old", &[])
         .resume(Resume {
             turns: vec![],

@@ -121,20 +121,43 @@ async fn a_logged_out_cookie_is_refused_by_every_server_sharing_the_store() {
     let b = start(&cfg);
     let cookie = login(&a.url, "tok-alice-123").await;
     let other = login(&b.url, "tok-alice-123").await;
-    assert!(accepted(&b.url, &cookie).await, "the other server accepts it");
+    assert!(
+        accepted(&b.url, &cookie).await,
+        "the other server accepts it"
+    );
     let (_, inbox) = page(&a.url, "/ui", &cookie).await;
     let csrf = hidden(&inbox, "csrf");
-    let (status, body) =
-        post_form(&a.url, "/ui/logout", &cookie, format!("csrf={}", enc(&csrf))).await;
+    let (status, body) = post_form(
+        &a.url,
+        "/ui/logout",
+        &cookie,
+        format!("csrf={}", enc(&csrf)),
+    )
+    .await;
     assert_eq!(status, 303, "{body}");
     // The stolen (or kept) cookie, replayed after the logout.
-    assert!(!accepted(&a.url, &cookie).await, "replayed on the same server");
-    assert!(!accepted(&b.url, &cookie).await, "replayed on another server");
-    let (status, _) = post_form(&b.url, "/ui/logout", &cookie, format!("csrf={}", enc(&csrf))).await;
+    assert!(
+        !accepted(&a.url, &cookie).await,
+        "replayed on the same server"
+    );
+    assert!(
+        !accepted(&b.url, &cookie).await,
+        "replayed on another server"
+    );
+    let (status, _) = post_form(
+        &b.url,
+        "/ui/logout",
+        &cookie,
+        format!("csrf={}", enc(&csrf)),
+    )
+    .await;
     assert_eq!(status, 401, "a post with it is refused too");
     let (status, _) = page(&b.url, "/ui/events", &cookie).await;
     assert_eq!(status, 401, "and a live stream");
-    assert!(accepted(&a.url, &other).await, "alice's other session lives on");
+    assert!(
+        accepted(&a.url, &other).await,
+        "alice's other session lives on"
+    );
     assert!(accepted(&a.url, &login(&a.url, "tok-alice-123").await).await);
 }
 
@@ -157,7 +180,13 @@ async fn an_operator_ends_every_session_of_a_subject() {
     let (status, e) = post(&a.url, "/v1/sessions/end", &body, BOB).await;
     assert_eq!(status, 403, "{e}");
     assert_eq!(e["error"]["code"], "forbidden");
-    let (status, e) = post(&a.url, "/v1/sessions/end", &json!({"subject": "alcie"}), OPS).await;
+    let (status, e) = post(
+        &a.url,
+        "/v1/sessions/end",
+        &json!({"subject": "alcie"}),
+        OPS,
+    )
+    .await;
     assert_eq!(status, 400, "{e}");
     assert_eq!(
         e["error"]["message"],
@@ -303,9 +332,7 @@ async fn a_waiting_run_stays_decidable_across_a_secret_rotation() {
     let server = start(&with_secrets("secret = \"the-new-secret-9876543210\""));
     assert!(!accepted(&server.url, &cookie).await);
     let (_, r) = get(&server.url, &format!("/v1/runs/{in_api}"), ALICE).await;
-    let approve = |r: &Value| {
-        json!({"decisions": [{"tool_call_id": r["pending"][0]["tool_call_id"], "digest": r["pending"][0]["digest"], "decision": "approved"}]})
-    };
+    let approve = |r: &Value| json!({"decisions": [{"tool_call_id": r["pending"][0]["tool_call_id"], "digest": r["pending"][0]["digest"], "decision": "approved"}]});
     let (status, e) = post(
         &server.url,
         &format!("/v1/runs/{in_api}/decisions"),
@@ -388,7 +415,13 @@ async fn login_attempts_are_limited_per_address_and_per_subject() {
     );
     let server = start(&per_address);
     let mut statuses = Vec::new();
-    for token in ["wrong-1", "wrong-2", "tok-alice-123", "wrong-3", "tok-alice-123"] {
+    for token in [
+        "wrong-1",
+        "wrong-2",
+        "tok-alice-123",
+        "wrong-3",
+        "tok-alice-123",
+    ] {
         let (status, cookie, retry, body) = try_login(&server.url, token).await;
         if status == 429 {
             let retry: u64 = retry.expect("Retry-After").parse().unwrap();
@@ -451,7 +484,10 @@ async fn open_stream(url: &str, path: &str, cookie: &str) -> (u16, reqwest::Resp
 async fn live_streams_are_capped_per_session() {
     let provider = ReplayServer::start(vec![chat(call("c1", "pay", json!({"amount": 40})))]).await;
     let dir = temp_dir();
-    let tables = format!("{}\n[sessions]\nmax_live_streams = 3\n", payer("http://127.0.0.1:9"));
+    let tables = format!(
+        "{}\n[sessions]\nmax_live_streams = 3\n",
+        payer("http://127.0.0.1:9")
+    );
     let cfg = config_with(
         &dir,
         &provider.url,

@@ -42,12 +42,22 @@ pub async fn end_sessions(
         ));
     }
     let subject = req.subject.trim();
-    if !state.config.auth.tokens.iter().any(|t| t.subject == subject) {
+    if !state
+        .config
+        .auth
+        .tokens
+        .iter()
+        .any(|t| t.subject == subject)
+    {
         return Err(ApiError::invalid_request(format!(
             "subject: no configured token has the subject {subject:?}"
         )));
     }
     let up_to = crate::ui::end_sessions_of(&state.store, subject).await?;
-    tracing::info!(subject, by = who.name(), "every session of the subject ended");
+    tracing::info!(
+        subject,
+        by = who.name(),
+        "every session of the subject ended"
+    );
     Ok(Json(json!({"subject": subject, "ended_up_to": up_to})).into_response())
 }

@@ -23,7 +23,8 @@ impl Store {
     /// `expires_at_ms`: when it would have expired anyway (the record is
     /// kept until then).
     pub async fn end_session(&self, subject: &str, session_id: &str, expires_at_ms: i64) -> R<()> {
-        self.write_ended(subject, session_id, 0, expires_at_ms).await
+        self.write_ended(subject, session_id, 0, expires_at_ms)
+            .await
     }
 
     /// Ends every session of `subject` issued at or before `issued_up_to_us`

@@ -193,15 +193,24 @@ async fn ended_sessions_are_refused_and_later_ones_are_not(store: Store) {
     }
     assert!(!store.session_ended(&other, "s9", 10).await.unwrap());
     store.end_sessions_of(&who, 3_000, day).await.unwrap();
-    assert!(store.session_ended(&who, "s9", 4_000).await.unwrap(), "kept the later time");
+    assert!(
+        store.session_ended(&who, "s9", 4_000).await.unwrap(),
+        "kept the later time"
+    );
     store.end_sessions_of(&who, 8_000, day).await.unwrap();
-    assert!(store.session_ended(&who, "s9", 7_000).await.unwrap(), "moved to the later time");
+    assert!(
+        store.session_ended(&who, "s9", 7_000).await.unwrap(),
+        "moved to the later time"
+    );
     assert!(!store.session_ended(&who, "s9", 8_001).await.unwrap());
 
     // Records of sessions expired anyway are dropped by the next write.
     store.end_session(&other, "old", 1).await.unwrap();
     assert!(store.session_ended(&other, "old", 0).await.unwrap());
     store.end_session(&other, "new", day).await.unwrap();
-    assert!(!store.session_ended(&other, "old", 0).await.unwrap(), "expired record gone");
+    assert!(
+        !store.session_ended(&other, "old", 0).await.unwrap(),
+        "expired record gone"
+    );
     assert!(store.session_ended(&other, "new", 0).await.unwrap());
 }

@@ -182,26 +182,30 @@ pub async fn events(
     viewer: Viewer,
 ) -> Result<Response, UiError> {
     let slot = viewer.open_stream()?;
-    Ok(live::stream(viewer.expires(), slot, move |mark: Option<Vec<(String, i64)>>| {
-        let (state, viewer) = (Arc::clone(&state), viewer.clone());
-        async move {
-            let now = match state.store.waiting_marker().await {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(error = %e, "inbox: reading the waiting runs failed");
+    Ok(live::stream(
+        viewer.expires(),
+        slot,
+        move |mark: Option<Vec<(String, i64)>>| {
+            let (state, viewer) = (Arc::clone(&state), viewer.clone());
+            async move {
+                let now = match state.store.waiting_marker().await {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "inbox: reading the waiting runs failed");
+                        return Tick::Same(mark);
+                    }
+                };
+                if mark.as_ref() == Some(&now) {
                     return Tick::Same(mark);
                 }
-            };
-            if mark.as_ref() == Some(&now) {
-                return Tick::Same(mark);
-            }
-            match waiting(&state, &viewer).await {
-                Ok(runs) => {
-                    let html = list(&runs, &viewer).into_string();
-                    Tick::Send(now, live::html_event("inbox", html))
+                match waiting(&state, &viewer).await {
+                    Ok(runs) => {
+                        let html = list(&runs, &viewer).into_string();
+                        Tick::Send(now, live::html_event("inbox", html))
+                    }
+                    Err(_) => Tick::Same(mark),
                 }
-                Err(_) => Tick::Same(mark),
             }
-        }
-    }))
+        },
+    ))
 }

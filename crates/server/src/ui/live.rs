@@ -191,11 +191,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_stays_open_while_nothing_changes() {
-        let resp = stream(
-            now() + 3600,
-            Open,
-            |mark: Option<u32>| async move { Tick::Same(mark) },
-        );
+        let resp = stream(now() + 3600, Open, |mark: Option<u32>| async move {
+            Tick::Same(mark)
+        });
         assert_eq!(body(resp, Duration::from_millis(1500)).await, None);
     }
 }

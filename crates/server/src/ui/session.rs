@@ -147,7 +147,12 @@ impl Ui {
                     (fingerprint(&t.token), who)
                 })
                 .collect(),
-            subjects: config.auth.tokens.iter().map(|t| t.subject.clone()).collect(),
+            subjects: config
+                .auth
+                .tokens
+                .iter()
+                .map(|t| t.subject.clone())
+                .collect(),
             anonymous: config.auth.tokens.is_empty(),
             store: None,
             by_address: Throttle::per_minute(
@@ -317,8 +322,7 @@ impl Viewer {
     /// Refuses a post without this session's CSRF token (another site's
     /// posts never get here: `crate::guard`).
     pub fn check_post(&self, given: Option<&str>) -> Result<(), UiError> {
-        let ok = given
-            .is_some_and(|g| self.ui.verify(&format!("csrf:{}", self.session.value), g));
+        let ok = given.is_some_and(|g| self.ui.verify(&format!("csrf:{}", self.session.value), g));
         if !ok {
             return Err(UiError::new(
                 StatusCode::FORBIDDEN,
@@ -650,7 +654,11 @@ pub async fn end_sessions(
             "The store did not answer: nothing was ended. Try again in a moment.",
         )
     })?;
-    tracing::info!(subject, by = viewer.who.name(), "ui: every session of the subject ended");
+    tracing::info!(
+        subject,
+        by = viewer.who.name(),
+        "ui: every session of the subject ended"
+    );
     let body = html! {
         h1 { "Sessions ended" }
         p role="status" { "Every session of " strong { (subject) } " issued until now is ended, on every server sharing the store. Its API tokens still work: remove them from the configuration to end those." }
@@ -710,13 +718,20 @@ mod tests {
     #[test]
     fn each_session_has_its_own_id_and_issue_time() {
         let u = ui(false);
-        let (a, b) = (u.issue(&fingerprint("tok-a")), u.issue(&fingerprint("tok-a")));
+        let (a, b) = (
+            u.issue(&fingerprint("tok-a")),
+            u.issue(&fingerprint("tok-a")),
+        );
         let (a, b) = (u.check(&a).unwrap(), u.check(&b).unwrap());
         assert_ne!(a.id, b.id);
         assert_eq!(a.id.len(), 32);
         let now = now_micros();
         assert!(a.issued_us <= b.issued_us && b.issued_us <= now);
-        assert!(now - a.issued_us < 3_600_000_000, "{} vs {now}", a.issued_us);
+        assert!(
+            now - a.issued_us < 3_600_000_000,
+            "{} vs {now}",
+            a.issued_us
+        );
     }
 
     #[test]
@@ -742,7 +757,10 @@ mod tests {
         let two = u.check(&u.issue(&fingerprint("tok-a"))).unwrap();
         let a = u.open_stream(&one).unwrap();
         let _b = u.open_stream(&one).unwrap();
-        assert!(u.open_stream(&one).is_none(), "a third for the same session");
+        assert!(
+            u.open_stream(&one).is_none(),
+            "a third for the same session"
+        );
         let _c = u.open_stream(&two).expect("another session has its own");
         drop(a);
         let _d = u.open_stream(&one).expect("a closed one frees its slot");

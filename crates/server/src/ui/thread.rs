@@ -137,30 +137,34 @@ pub async fn events(
 ) -> Result<Response, UiError> {
     content(&state, &viewer, &id).await?;
     let slot = viewer.open_stream()?;
-    Ok(live::stream(viewer.expires(), slot, move |mark: Option<Mark>| {
-        let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
-        async move {
-            let (t, runs) = match (state.store.thread(&id).await, state.store.runs(&id).await) {
-                (Ok(t), Ok(runs)) => (t, runs),
-                (Err(parlance_store::StoreError::NotFound(_)), _) => return Tick::End,
-                _ => return Tick::Same(mark),
-            };
-            let now = (
-                t.updated_at,
-                runs.into_iter()
-                    .map(|r| (r.id, r.status, r.updated_at))
-                    .collect(),
-            );
-            if mark.as_ref() == Some(&now) {
-                return Tick::Same(mark);
+    Ok(live::stream(
+        viewer.expires(),
+        slot,
+        move |mark: Option<Mark>| {
+            let (state, viewer, id) = (Arc::clone(&state), viewer.clone(), id.clone());
+            async move {
+                let (t, runs) = match (state.store.thread(&id).await, state.store.runs(&id).await) {
+                    (Ok(t), Ok(runs)) => (t, runs),
+                    (Err(parlance_store::StoreError::NotFound(_)), _) => return Tick::End,
+                    _ => return Tick::Same(mark),
+                };
+                let now = (
+                    t.updated_at,
+                    runs.into_iter()
+                        .map(|r| (r.id, r.status, r.updated_at))
+                        .collect(),
+                );
+                if mark.as_ref() == Some(&now) {
+                    return Tick::Same(mark);
+                }
+                match content(&state, &viewer, &id).await {
+                    Ok(c) => Tick::Send(now, live::html_event("thread", c.into_string())),
+                    Err(e) if e.status == StatusCode::NOT_FOUND => Tick::End,
+                    Err(_) => Tick::Same(mark),
+                }
             }
-            match content(&state, &viewer, &id).await {
-                Ok(c) => Tick::Send(now, live::html_event("thread", c.into_string())),
-                Err(e) if e.status == StatusCode::NOT_FOUND => Tick::End,
-                Err(_) => Tick::Same(mark),
-            }
-        }
-    }))
+        },
+    ))
 }
 
 /// An operator's button that deletes a thread, also one a run waits on
