@@ -127,6 +127,14 @@ async fn a_logged_out_cookie_is_refused_by_every_server_sharing_the_store() {
     );
     let (_, inbox) = page(&a.url, "/ui", &cookie).await;
     let csrf = hidden(&inbox, "csrf");
+    // A live page open on the other server while the session is ended.
+    let live = client()
+        .get(format!("{}/ui/events", b.url))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(live.status().as_u16(), 200);
     let (status, body) = post_form(
         &a.url,
         "/ui/logout",
@@ -135,6 +143,10 @@ async fn a_logged_out_cookie_is_refused_by_every_server_sharing_the_store() {
     )
     .await;
     assert_eq!(status, 303, "{body}");
+    // Its stream ends (it would otherwise last the session's 12 hours;
+    // the bound only turns a hang into a failure).
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(120), live.text()).await;
+    assert!(ended.is_ok(), "the live stream of an ended session goes on");
     // The stolen (or kept) cookie, replayed after the logout.
     assert!(
         !accepted(&a.url, &cookie).await,
