@@ -62,13 +62,22 @@ function live(el) {
       document.title = (n === "0" ? "" : `(${n}) `) + "Inbox · Parlance";
     }
   });
-  source.addEventListener("error", () => {
-    if (source.readyState === EventSource.CLOSED) {
-      status("Live updates stopped: reloading…");
-      setTimeout(() => location.reload(), 3000);
-    } else {
+  source.addEventListener("error", async () => {
+    if (source.readyState !== EventSource.CLOSED) {
       status("Reconnecting…");
+      return;
     }
+    // Refused: the session ended (reloading shows the login form), or it
+    // holds too many live pages (reloading would be refused again).
+    const probe = new AbortController();
+    const resp = await fetch(el.dataset.live, { signal: probe.signal }).catch(() => null);
+    probe.abort();
+    if (resp?.status === 429) {
+      status("Live updates off: this session has too many live pages open. Close one, then reload this page.");
+      return;
+    }
+    status("Live updates stopped: reloading…");
+    setTimeout(() => location.reload(), 3000);
   });
   addEventListener("pagehide", () => source.close());
 }
