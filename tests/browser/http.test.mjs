@@ -181,7 +181,7 @@ test("with no token configured, the pages open as the API's anonymous caller; th
     const session = await fetch(`${open.url}/ui/session?next=/ui`, { redirect: "manual" });
     assert.equal(session.status, 303);
     const cookie = session.headers.get("set-cookie").split(";")[0];
-    assert.match(cookie, /^parlance_ui=v1\.\d+\.anon\.[0-9a-f]{64}$/);
+    assert.match(cookie, /^parlance_ui=v2\.[0-9a-f]{32}\.\d+\.\d+\.anon\.[0-9a-f]{64}$/);
     const inbox = await fetch(`${open.url}/ui`, { headers: { cookie } });
     assert.equal(inbox.status, 200);
     const html = await inbox.text();
