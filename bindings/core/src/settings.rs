@@ -85,6 +85,9 @@ pub struct AgentSettings {
     pub output_schema: Option<(String, Value)>,
     /// The key that signs approval digests (see `AgentBuilder::approval_key`).
     pub approval_key: Option<Arc<[u8]>>,
+    /// Keys retired from signing that still verify digests signed before
+    /// a rotation (see `AgentBuilder::previous_approval_key`).
+    pub previous_approval_keys: Vec<Arc<[u8]>>,
 }
 
 impl std::fmt::Debug for AgentSettings {
@@ -95,12 +98,13 @@ impl std::fmt::Debug for AgentSettings {
             .field("output_schema", &self.output_schema.as_ref().map(|o| &o.0))
             // Never the key itself.
             .field("approval_key", &self.approval_key.as_ref().map(|_| "(set)"))
+            .field("previous_approval_keys", &self.previous_approval_keys.len())
             .finish_non_exhaustive()
     }
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -112,12 +116,25 @@ pub const NAMES: [&str; 11] = [
     "model_settings",
     "output_schema",
     "approval_key",
+    "previous_approval_keys",
 ];
 
 fn string(what: &str, v: &Value) -> Result<String, BindError> {
     v.as_str()
         .map(str::to_string)
         .ok_or_else(|| BindError::config(format!("{what}: expected a string, got {v}")))
+}
+
+/// A signing secret: a string of at least 16 bytes.
+fn secret(what: &str, v: &Value) -> Result<Arc<[u8]>, BindError> {
+    let key = string(what, v)?;
+    if key.len() < 16 {
+        return Err(BindError::config(format!(
+            "{what}: expected a secret of at least 16 bytes, got {}",
+            key.len()
+        )));
+    }
+    Ok(Arc::from(key.into_bytes()))
 }
 
 fn count(what: &str, v: &Value, min: u64, max: u64) -> Result<u64, BindError> {
@@ -207,15 +224,18 @@ impl AgentSettings {
                     };
                     s.output_schema = Some((name, schema.clone()));
                 }
-                "approval_key" => {
-                    let key = string(what, v)?;
-                    if key.len() < 16 {
+                "approval_key" => s.approval_key = Some(secret(what, v)?),
+                "previous_approval_keys" => {
+                    let Value::Array(keys) = v else {
                         return Err(BindError::config(format!(
-                            "{what}: expected a secret of at least 16 bytes, got {}",
-                            key.len()
+                            "{what}: expected a list of secrets, got {v}"
                         )));
-                    }
-                    s.approval_key = Some(Arc::from(key.into_bytes()));
+                    };
+                    s.previous_approval_keys = keys
+                        .iter()
+                        .enumerate()
+                        .map(|(i, k)| secret(&format!("{what}[{i}]"), k))
+                        .collect::<Result<_, _>>()?;
                 }
                 _ => unreachable!("every name of NAMES has its arm"),
             }
@@ -240,6 +260,9 @@ impl AgentSettings {
         }
         if let Some(k) = self.approval_key {
             b = b.approval_key(k);
+        }
+        for k in self.previous_approval_keys {
+            b = b.previous_approval_key(k);
         }
         b
     }
@@ -291,6 +314,24 @@ mod tests {
             e.text,
             "approval_key: expected a secret of at least 16 bytes, got 5"
         );
+        let e = AgentSettings::read(
+            &json!({"previousApprovalKeys": ["0123456789abcdef", "short"]}),
+            Dialect::Node,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.text,
+            "previousApprovalKeys[1]: expected a secret of at least 16 bytes, got 5"
+        );
+        let e = AgentSettings::read(
+            &json!({"previous_approval_keys": "0123456789abcdef"}),
+            Dialect::Python,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.text,
+            "previous_approval_keys: expected a list of secrets, got \"0123456789abcdef\""
+        );
     }
 
     #[test]
@@ -302,6 +343,7 @@ mod tests {
                 "max_tool_output": 100, "model_settings": {"temperature": 0.5},
                 "output_schema": {"schema": {"type": "object"}},
                 "approval_key": "0123456789abcdef",
+                "previous_approval_keys": ["fedcba9876543210"],
             }),
             Dialect::Python,
         )
@@ -326,5 +368,10 @@ mod tests {
             Some("output")
         );
         assert_eq!(s.approval_key.as_deref(), Some(&b"0123456789abcdef"[..]));
+        assert_eq!(s.previous_approval_keys.len(), 1);
+        assert_eq!(&*s.previous_approval_keys[0], b"fedcba9876543210");
+        // Never a key in a debug print.
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("0123456789abcdef") && !shown.contains("fedcba"), "{shown}");
     }
 }

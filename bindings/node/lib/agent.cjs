@@ -143,12 +143,13 @@ class Agent {
       outputSchema,
       maxToolOutput,
       approvalKey,
+      previousApprovalKeys,
       ...unknown
     } = options;
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -183,6 +184,7 @@ class Agent {
       modelSettings,
       maxToolOutput,
       approvalKey,
+      previousApprovalKeys,
       outputSchema:
         outputSchema === undefined
           ? undefined

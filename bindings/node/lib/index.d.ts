@@ -360,6 +360,8 @@ export interface AgentOptions {
   maxToolOutput?: number;
   /** A secret (16 bytes or more) signing the digests of calls waiting for approval. */
   approvalKey?: string;
+  /** Keys retired by a rotation: digests they signed still verify (runs paused before it stay decidable); new digests use `approvalKey`. */
+  previousApprovalKeys?: readonly string[];
 }
 
 /** A run's input: a user message as text, a message, or messages. */

@@ -154,6 +154,20 @@ test("maxToolOutput and approvalKey are agent settings", async (t) => {
   assert.throws(() => agentFor(mock2, { maxToolOutput: 0 }), /maxToolOutput: expected a whole number of at least 1/);
 });
 
+test("a rotated approvalKey still verifies what it signed", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 1 }]), () => text("Refunded.")));
+  t.after(mock.close);
+  const [oldKey, newKey] = ["0123456789abcdef-old", "0123456789abcdef-new"];
+  const paused = await agentFor(mock, { tools: [refund], approvalKey: oldKey }).run("R", { runId: "run_1" });
+  const decision = [approve(paused.pending[0])];
+  await assert.rejects(agentFor(mock, { tools: [refund], approvalKey: newKey }).resume(paused, decision), DecisionError);
+  const rotated = agentFor(mock, { tools: [refund], approvalKey: newKey, previousApprovalKeys: [oldKey] });
+  assert.equal((await rotated.resume(paused, decision)).text, "Refunded.");
+  const again = await rotated.run("R", { runId: "run_1" });
+  assert.notEqual(again.pending[0].digest, paused.pending[0].digest);
+  assert.throws(() => agentFor(mock, { previousApprovalKeys: ["short"] }), /previousApprovalKeys\[0\]: expected a secret of at least 16 bytes/);
+});
+
 test("format.convert reads a recorded stream", () => {
   const sse = [
     { type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "c", content: [], usage: { input_tokens: 1, output_tokens: 0 } } },

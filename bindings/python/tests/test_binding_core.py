@@ -185,6 +185,22 @@ def test_max_tool_output_and_approval_key_are_agent_settings(mock: Any) -> None:
         make_agent(mock, max_tool_output=0)
 
 
+def test_a_rotated_approval_key_still_verifies_what_it_signed(mock: Any) -> None:
+    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A", "amount": 1})), lambda b: "Refunded.")
+    old, new = "0123456789abcdef-old", "0123456789abcdef-new"
+    paused = make_agent(mock, tools=[refund], approval_key=old).run_sync("Refund", run_id="run_1")
+    decision = [approve(paused.pending[0])]
+    with pytest.raises(DecisionError, match="does not match"):
+        make_agent(mock, tools=[refund], approval_key=new).resume_sync(paused, decision)
+    rotated = make_agent(mock, tools=[refund], approval_key=new, previous_approval_keys=[old])
+    assert rotated.resume_sync(paused, decision).text == "Refunded."
+    # What the rotated agent signs now, it signs with the new key.
+    again = rotated.run_sync("Refund", run_id="run_1")
+    assert again.pending[0].digest != paused.pending[0].digest
+    with pytest.raises(ConfigError, match=r"previous_approval_keys\[0\]: expected a secret of at least 16 bytes"):
+        make_agent(mock, previous_approval_keys=["short"])
+
+
 def test_convert_reads_a_recorded_stream() -> None:
     import json
 

@@ -75,6 +75,9 @@ class Agent(Generic[T]):
     model reads a short error instead). ``approval_key`` (a secret of at
     least 16 bytes) signs the digests of calls waiting for approval, so
     that decisions can only be made for calls this agent paused on.
+    ``previous_approval_keys`` are keys retired by a rotation: digests they
+    signed still verify, so runs that paused before the rotation stay
+    decidable; new digests are signed with ``approval_key`` only.
     """
 
     @overload
@@ -95,6 +98,7 @@ class Agent(Generic[T]):
         model_settings: Optional[Mapping[str, Any]] = None,
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
+        previous_approval_keys: Iterable[str] = (),
     ) -> None: ...
 
     @overload
@@ -115,6 +119,7 @@ class Agent(Generic[T]):
         model_settings: Optional[Mapping[str, Any]] = None,
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
+        previous_approval_keys: Iterable[str] = (),
     ) -> None: ...
 
     def __init__(
@@ -134,6 +139,7 @@ class Agent(Generic[T]):
         model_settings: Optional[Mapping[str, Any]] = None,
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
+        previous_approval_keys: Iterable[str] = (),
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -158,6 +164,7 @@ class Agent(Generic[T]):
             "max_tool_output": max_tool_output,
             "model_settings": dict(model_settings) if model_settings is not None else None,
             "approval_key": approval_key,
+            "previous_approval_keys": list(previous_approval_keys),
         }
         self._core = _core.Agent(model, [t._core for t in self.tools], settings, validate)
 
