@@ -372,6 +372,9 @@ mod tests {
         assert_eq!(&*s.previous_approval_keys[0], b"fedcba9876543210");
         // Never a key in a debug print.
         let shown = format!("{s:?}");
-        assert!(!shown.contains("0123456789abcdef") && !shown.contains("fedcba"), "{shown}");
+        assert!(
+            !shown.contains("0123456789abcdef") && !shown.contains("fedcba"),
+            "{shown}"
+        );
     }
 }

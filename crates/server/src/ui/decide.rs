@@ -469,6 +469,9 @@ mod tests {
         ];
         let problems = read(&paused(), &pairs).expect_err("a root field is refused");
         let all = format!("{problems:?}");
-        assert!(all.contains("call.0.f.j.: not a field of this form"), "{all}");
+        assert!(
+            all.contains("call.0.f.j.: not a field of this form"),
+            "{all}"
+        );
     }
 }
