@@ -16,6 +16,7 @@ import base64
 import json
 import os
 
+from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
@@ -91,7 +92,12 @@ async def grow(ctx: Context) -> str:
         return "late tool"
 
     server.add_tool(late, name="late", description="Only there after grow.", structured_output=False)
-    await ctx.session.send_tool_list_changed()
+    # On the call's own stream, before its result: sent on the session's
+    # standalone stream (`send_tool_list_changed()`) it can reach an HTTP
+    # client after the result, and the next model call would not list `late`.
+    await ctx.session.send_notification(
+        types.ToolListChangedNotification(), related_request_id=ctx.request_context.request_id
+    )
     return "grown"
 
 
