@@ -15,6 +15,7 @@ mod request;
 pub mod schema;
 pub mod scripted;
 mod stream;
+pub mod testing;
 
 use std::sync::Arc;
 
