@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+mod current;
 mod digest;
 pub mod engine;
 pub mod run;
@@ -23,6 +24,7 @@ pub use agent::{
     Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
     RunInput, Step,
 };
+pub use current::current_deps;
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_TOOL_TIMEOUT,
     EventSink, FailureCause, InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError,

@@ -74,6 +74,12 @@ pub use parlance_format as format;
 pub use parlance_model::documents;
 /// The scripted model: a [`Model`] that answers from a script, for tests.
 pub use parlance_model::scripted;
+/// Models for your own tests: [`TestModel`](testing::TestModel) (calls
+/// every tool with arguments made from its schema),
+/// [`FunctionModel`](testing::FunctionModel), [`ScriptedModel`](testing::ScriptedModel),
+/// and [`Recorder`](testing::Recorder) / [`Replay`](testing::Replay) (a
+/// real model's exchanges written to a cassette, then served offline).
+pub use parlance_model::testing;
 
 /// Model providers: the registry, the builder, the wire formats.
 #[cfg(feature = "providers")]

@@ -72,7 +72,8 @@ impl Agent {
             model.provider(),
             model.model_id(),
         );
-        let r = AssertUnwindSafe(self.go_on(start, hooks))
+        let run = crate::current::scope(self.deps.clone(), self.go_on(start, hooks));
+        let r = AssertUnwindSafe(run)
             .catch_unwind()
             .instrument(span.clone())
             .await
