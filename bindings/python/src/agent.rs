@@ -36,6 +36,9 @@ pub struct PyAgent {
 
 /// A model from a string or a `Model`.
 pub fn model_from(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<Arc<dyn Model>> {
+    if let Some(m) = crate::model_host::python_model(py, model)? {
+        return Ok(m);
+    }
     if let Ok(m) = model.cast::<PyModel>() {
         return Ok(Arc::clone(&m.get().model));
     }
@@ -208,7 +211,9 @@ impl PyAgent {
         let settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
         let keep_failures = settings.limits.on_tool_exception == OnToolException::Fail;
-        let has_async_tools = tools.iter().any(|t| t.is_async);
+        // An `async def` model runs on the caller's loop too.
+        let has_async_tools =
+            tools.iter().any(|t| t.is_async) || crate::model_host::wants_loop(py, model);
         let mut b = settings.builder(model_from(py, model)?);
         for t in &tools {
             b = b.tool(t.tool.clone());

@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod format;
 mod input;
+mod model_host;
 mod models;
 mod outcome;
 mod response;
@@ -67,6 +68,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::PyRunStream>()?;
     m.add_class::<models::PyModel>()?;
     m.add_class::<store::PyStore>()?;
+    model_host::register(m)?;
     let fmt = PyModule::new(py, "format")?;
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;
     fmt.add_function(wrap_pyfunction!(format::canonical, &fmt)?)?;

@@ -12,13 +12,27 @@ use crate::convert::from_py;
 use crate::errors::bind_error;
 
 /// A model an agent talks to.
-#[pyclass(module = "parlance", name = "Model", frozen)]
+#[pyclass(module = "parlance", name = "Model", frozen, subclass)]
 pub struct PyModel {
     pub model: Arc<dyn Model>,
 }
 
 #[pymethods]
 impl PyModel {
+    /// A model written in Python: a subclass that defines ``request``
+    /// (see ``parlance.testing`` and docs/guide/testing.md). Its
+    /// arguments are the subclass's own.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn py_new(
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> Self {
+        PyModel {
+            model: crate::model_host::unbound(),
+        }
+    }
+
     /// A model from a string: ``"anthropic:claude-sonnet-4-5"``,
     /// ``"openai:gpt-4o-mini"``, ``"openai-responses:gpt-5"``,
     /// ``"gemini:gemini-2.5-flash"``. The key comes from the provider's

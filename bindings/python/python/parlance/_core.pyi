@@ -1,6 +1,8 @@
 # Types of the native module (bindings/python/src). The public names are
 # re-exported by `parlance`; see its docstrings for what they do.
-from typing import Any, AsyncIterator, Callable, Dict, Generic, List, Literal, Optional, Sequence, Tuple, TypeVar, Union
+import os
+import pathlib
+from typing import Any, AsyncIterator, Callable, Dict, Generic, List, Literal, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from ._events import Event
 
@@ -90,6 +92,20 @@ class RunStream(AsyncIterator[Event]):
     async def __anext__(self) -> Event: ...
 
 class Model:
+    """A model an agent talks to: from a string, built for a provider, or
+    written in Python. For one of your own, subclass ``Model`` and define
+
+        async def request(self, messages, *, tools, settings) -> dict | str
+
+    (or a plain ``def``): ``messages`` are canonical message dicts,
+    ``tools`` canonical tool specs, ``settings`` the request's options (only
+    those set). Return the assistant's message (a canonical message dict,
+    ``role`` optional) or a string (one text block). An ``async def`` runs
+    on the caller's event loop; what it raises fails the run with a model
+    error naming the exception. ``provider`` and ``model_id`` may be set
+    as class attributes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @staticmethod
     def from_string(spec: str) -> "Model": ...
     @staticmethod
@@ -166,3 +182,36 @@ class _FormatModule:
     def convert(self, value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None) -> Any: ...
 
 format: _FormatModule
+
+class TestModel(Model):
+    def __init__(
+        self,
+        *,
+        call_tools: Union[str, Sequence[str], None] = None,
+        text: Optional[str] = None,
+        output: Any = None,
+        seed: int = 0,
+    ) -> None: ...
+    @property
+    def call_tools(self) -> Union[str, List[str]]: ...
+    @property
+    def received(self) -> List[Dict[str, Any]]: ...
+
+class ScriptedModel(Model):
+    def __init__(self, messages: Sequence[Union[Mapping[str, Any], str]]) -> None: ...
+    @property
+    def received(self) -> List[Dict[str, Any]]: ...
+    @property
+    def remaining(self) -> int: ...
+
+class Recorder(Model):
+    def __init__(self, model: Union[str, Model], path: Union[str, "os.PathLike[str]"], *, append: bool = False) -> None: ...
+    @property
+    def path(self) -> "pathlib.Path": ...
+
+class Replay(Model):
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None: ...
+    @property
+    def remaining(self) -> int: ...
+    @property
+    def path(self) -> "pathlib.Path": ...

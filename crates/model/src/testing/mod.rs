@@ -39,6 +39,8 @@ mod replay;
 pub mod schema_data;
 mod test_model;
 
+/// The request of an exchange, as a cassette writes it.
+pub use crate::document::RequestDocument;
 pub use crate::scripted::ScriptedModel;
 pub use cassette::{Cassette, CassetteError, Exchange};
 pub use function::FunctionModel;
