@@ -76,6 +76,12 @@ impl BindError {
         BindError::plain(ErrorKind::Config, text.to_string())
     }
 
+    /// An `InternalError`: the core broke a promise of its own (a bug, not
+    /// the caller's input).
+    pub fn internal(text: impl Into<String>) -> BindError {
+        BindError::plain(ErrorKind::Internal, text)
+    }
+
     /// A `FormatError` from a message alone.
     pub fn format(text: impl Into<String>) -> BindError {
         BindError::plain(ErrorKind::Format, text)
@@ -83,13 +89,10 @@ impl BindError {
 
     /// A panic's payload, as the error that replaces it.
     pub fn panic(payload: &(dyn std::any::Any + Send)) -> BindError {
-        BindError::plain(
-            ErrorKind::Internal,
-            format!(
-                "a bug in parlance's Rust core: {}",
-                parlance::panic_message(payload)
-            ),
-        )
+        BindError::internal(format!(
+            "a bug in parlance's Rust core: {}",
+            parlance::panic_message(payload)
+        ))
     }
 }
 

@@ -9,23 +9,10 @@ use serde_json::{Value, json};
 
 use crate::Dialect;
 
-/// The event's type name (as the HTTP API's SSE events name them).
-pub fn name(e: &RunEvent) -> &'static str {
-    match e {
-        RunEvent::TextDelta(_) => "text_delta",
-        RunEvent::ThinkingDelta(_) => "thinking_delta",
-        RunEvent::MessageCompleted(_) => "message",
-        RunEvent::ToolCallStarted { .. } => "tool_call_started",
-        RunEvent::ToolCallFinished { .. } => "tool_call_finished",
-        RunEvent::ApprovalRequired(_) => "approval_required",
-        RunEvent::RunCompleted(_) => "run_completed",
-    }
-}
-
 /// The event as a JSON value in dialect `d` (elapsed times: seconds in
 /// Python, milliseconds in JavaScript).
 pub fn event_value(e: &RunEvent, d: Dialect) -> Value {
-    let ty = name(e);
+    let ty = e.name();
     match e {
         RunEvent::TextDelta(t) | RunEvent::ThinkingDelta(t) => json!({"type": ty, "text": t}),
         RunEvent::MessageCompleted(m) => json!({"type": ty, "message": m}),

@@ -287,7 +287,8 @@ impl Events {
                 return Ok(r);
             }
         }
-        Err(BindError::config(
+        // Every run ends with its response: an end without one is a bug.
+        Err(BindError::internal(
             "the run's events ended without its response",
         ))
     }
@@ -420,5 +421,76 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e.store_kind, Some("not_found"), "{e}");
+    }
+
+    fn read_error(v: Value, store: Option<Store>, d: Dialect) -> String {
+        match Work::read(&v, store, d) {
+            Ok(_) => panic!("{v} was read"),
+            Err(e) => {
+                assert_eq!(e.kind, crate::ErrorKind::Config, "{e}");
+                e.text
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_work_without_what_it_needs_names_the_missing_field_in_the_dialect() {
+        let s = store("read").await;
+        let py = Dialect::Python;
+        let js = Dialect::Node;
+        // Without a store.
+        assert_eq!(
+            read_error(json!({"kind": "run"}), None, py),
+            "input: a run needs it"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "retry"}), None, py),
+            "turns: a retry without a store needs it"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "resume", "decisions": []}), None, py),
+            "paused: a resume needs it"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "run", "input": "hi", "runId": 7}), None, js),
+            "runId: expected a string, got 7"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "pause"}), None, py),
+            "work: unknown kind \"pause\" (expected run, retry or resume)"
+        );
+        assert_eq!(
+            read_error(json!({}), None, py),
+            "work: unknown kind \"\" (expected run, retry or resume)"
+        );
+        // On a store: the ids, spelled as the package spells them.
+        assert_eq!(
+            read_error(json!({"kind": "run", "input": "hi"}), Some(s.clone()), py),
+            "thread_id: a run on a store needs its thread's id"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "retry"}), Some(s.clone()), js),
+            "threadId: a run on a store needs its thread's id"
+        );
+        assert_eq!(
+            read_error(
+                json!({"kind": "resume", "decisions": []}),
+                Some(s.clone()),
+                js
+            ),
+            "runId: a resume on a store needs the run's id"
+        );
+        assert_eq!(
+            read_error(
+                json!({"kind": "resume", "run_id": "r"}),
+                Some(s.clone()),
+                py
+            ),
+            "decisions: a resume needs it"
+        );
+        assert_eq!(
+            read_error(json!({"kind": "run", "thread_id": "t"}), Some(s), py),
+            "input: a run needs it"
+        );
     }
 }

@@ -135,26 +135,22 @@ fn sse(
 
 /// The SSE name and data of a run event.
 pub fn event_data(e: &RunEvent) -> (&'static str, Value) {
-    match e {
-        RunEvent::TextDelta(t) => ("text_delta", json!({"text": t})),
-        RunEvent::ThinkingDelta(t) => ("thinking_delta", json!({"text": t})),
-        RunEvent::MessageCompleted(m) => ("message", serde_json::to_value(m).expect("json")),
-        RunEvent::ToolCallStarted { call_id, name } => (
-            "tool_call_started",
-            json!({"call_id": call_id, "name": name}),
-        ),
+    let data = match e {
+        RunEvent::TextDelta(t) | RunEvent::ThinkingDelta(t) => json!({"text": t}),
+        RunEvent::MessageCompleted(m) => serde_json::to_value(m).expect("json"),
+        RunEvent::ToolCallStarted { call_id, name } => json!({"call_id": call_id, "name": name}),
         RunEvent::ToolCallFinished {
             call_id,
             name,
             status,
             elapsed,
-        } => (
-            "tool_call_finished",
-            json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64}),
-        ),
-        RunEvent::ApprovalRequired(p) => ("approval_required", json!({"pending": p})),
-        RunEvent::RunCompleted(r) => ("run_completed", serde_json::to_value(r).expect("json")),
-    }
+        } => {
+            json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64})
+        }
+        RunEvent::ApprovalRequired(p) => json!({"pending": p}),
+        RunEvent::RunCompleted(r) => serde_json::to_value(r).expect("json"),
+    };
+    (e.name(), data)
 }
 
 /// The SSE form of a run event (as an operator reads it).

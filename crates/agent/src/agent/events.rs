@@ -45,6 +45,22 @@ pub enum RunEvent {
     RunCompleted(Response),
 }
 
+impl RunEvent {
+    /// The event's name, as the HTTP API's SSE events and the packages'
+    /// `type` fields spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunEvent::TextDelta(_) => "text_delta",
+            RunEvent::ThinkingDelta(_) => "thinking_delta",
+            RunEvent::MessageCompleted(_) => "message",
+            RunEvent::ToolCallStarted { .. } => "tool_call_started",
+            RunEvent::ToolCallFinished { .. } => "tool_call_finished",
+            RunEvent::ApprovalRequired(_) => "approval_required",
+            RunEvent::RunCompleted(_) => "run_completed",
+        }
+    }
+}
+
 /// A step of a run, as it completes.
 #[derive(Debug, Clone, Copy)]
 pub enum Step<'a> {
