@@ -24,7 +24,9 @@ use futures::channel::oneshot;
 use napi::bindgen_prelude::{Either, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use parlance::testing::{FunctionModel, Recorder, Replay, RequestDocument, ScriptedModel, TestModel};
+use parlance::testing::{
+    FunctionModel, Recorder, Replay, RequestDocument, ScriptedModel, TestModel,
+};
 use parlance::{Message, Model, ModelError, ModelRequest};
 use serde_json::{Value, json};
 
@@ -148,9 +150,10 @@ async fn call(host: Arc<Host>, request: ModelRequest) -> Result<Message, ModelEr
             });
         }
     };
-    let value = serde_json::from_str::<Value>(&text).map_err(|e| ModelError::MalformedResponse {
-        message: format!("{} returned a value that is not JSON: {e}", host.label),
-    })?;
+    let value =
+        serde_json::from_str::<Value>(&text).map_err(|e| ModelError::MalformedResponse {
+            message: format!("{} returned a value that is not JSON: {e}", host.label),
+        })?;
     message_of(value).map_err(|e| ModelError::MalformedResponse {
         message: format!("{} returned {e}", host.label),
     })
@@ -290,7 +293,9 @@ impl NativeTestModel {
         let mut script = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
             let msg = message_of(item).map_err(|e| {
-                config_error(format!("ScriptedModel: messages[{i}]: expected a message or a string, got {e}"))
+                config_error(format!(
+                    "ScriptedModel: messages[{i}]: expected a message or a string, got {e}"
+                ))
             })?;
             script.push(msg);
         }
