@@ -8,7 +8,7 @@
 const native = require("./native.cjs");
 const { ConfigError, RunError, guard, rethrow } = require("./errors.cjs");
 const { Response } = require("./response.cjs");
-const { Model } = require("./model.cjs");
+const { toNative } = require("./model.cjs");
 const { Provider } = require("./providers.cjs");
 const { Store } = require("./store.cjs");
 const { isTool } = require("./tool.cjs");
@@ -170,9 +170,14 @@ class Agent {
         throw new ConfigError(`model: with a provider, expected the model's name ("gpt-4o-mini"), got ${describe(model)}`);
       }
       nativeModel = provider.model(model)._native;
-    } else if (typeof model === "string") nativeModel = model;
-    else if (model instanceof Model) nativeModel = model._native;
-    else throw new ConfigError(`model: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(model)}`);
+    } else {
+      nativeModel = toNative(model);
+      if (nativeModel === undefined) {
+        throw new ConfigError(
+          `model: expected a model string ("openai:gpt-4o-mini"), a Model, or an object with a request(messages, { tools, settings, signal }) method, got ${describe(model)}`,
+        );
+      }
+    }
     const settings = {
       name,
       instructions,

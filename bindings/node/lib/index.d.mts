@@ -10,6 +10,7 @@ import type {
   JsonValue,
   Message,
   ResponseDocument,
+  ToolSpec,
   RunError as RunErrorDocument,
   RunStatus,
   FinishReason,
@@ -212,7 +213,36 @@ export interface ModelSettings {
   awsCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 
-/** A model an agent talks to. */
+/** What a model's `request` is told besides the messages. */
+export interface ModelRequestInfo {
+  /** The tools offered (canonical tool specs: `name`, `description`, `input_schema`). */
+  tools: ToolSpec[];
+  /** The request's settings, canonical names (`max_tokens`, `tool_choice`, `output_schema`...; only those set). */
+  settings: { [option: string]: JsonValue };
+  /** Aborted when the run stops waiting for the answer (the run was aborted, or failed elsewhere). */
+  signal: AbortSignal;
+}
+
+/** What a model written in JavaScript answers: a canonical message (`role` optional) or a string (one text block). */
+export type ModelAnswer = string | (Omit<Message, "role"> & { role?: "assistant" });
+
+/**
+ * A model written in JavaScript: any object with `request`, sync or
+ * async. Its throws fail the run with a RunError `model_error` naming
+ * them (a `TimeoutError` is a timeout).
+ */
+export interface ModelLike {
+  request(messages: Message[], info: ModelRequestInfo): ModelAnswer | PromiseLike<ModelAnswer>;
+  /** What it reports (default `"javascript"`). */
+  readonly provider?: string;
+  /** Default: its class's name. */
+  readonly modelId?: string;
+}
+
+/**
+ * A model an agent talks to: a provider's, or one written in JavaScript
+ * (a subclass that defines `request`).
+ */
 export declare class Model {
   /**
    * `"openai:gpt-4o-mini"`, `"openai-responses:gpt-5"`,
@@ -220,8 +250,18 @@ export declare class Model {
    * key is a ConfigError here, before any request.
    */
   constructor(spec: string, settings?: ModelSettings);
+  /**
+   * A model written in JavaScript (a subclass defines `request`): what it
+   * reports, default `"javascript"` and its class's name.
+   */
+  constructor(options?: { provider?: string; modelId?: string });
   readonly provider: string;
   readonly modelId: string;
+  /**
+   * Defined by a subclass written in JavaScript: called for every model
+   * call, on Node's main thread.
+   */
+  request?(messages: Message[], info: ModelRequestInfo): ModelAnswer | PromiseLike<ModelAnswer>;
 }
 
 /** A provider's settings, for its models: `new OpenAI({ baseURL, apiKey }).model("gpt-4o-mini")`. */
@@ -335,8 +375,8 @@ export type OnToolException = "returnToModel" | "returnGeneric" | "fail" | "retu
 export type ModelCallSettings = { [option: string]: JsonValue };
 
 export interface AgentOptions {
-  /** A model string (`"openai:gpt-4o-mini"`) or a Model; with `provider`, the model's name. */
-  model: string | Model;
+  /** A model string (`"openai:gpt-4o-mini"`), a Model, or an object with `request`; with `provider`, the model's name. */
+  model: string | Model | ModelLike;
   /** The provider of `model` (its base URL, key...). */
   provider?: Provider;
   /** The system instructions. */

@@ -1,21 +1,79 @@
 "use strict";
-// Models: from a string ("openai:gpt-4o-mini"), or with settings of your
-// own (base URL, key, headers, user agent, timeouts).
+// Models: from a string ("openai:gpt-4o-mini"), with settings of your own
+// (base URL, key, headers, user agent, timeouts), or written in
+// JavaScript: a subclass of Model (or any object) with a `request` method,
+// which the engine calls for every model call (see model_host.cjs).
 
 const native = require("./native.cjs");
 const { ConfigError, guard } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
+const { hostNative } = require("./model_host.cjs");
+
+/** What a model written in JavaScript reports as its provider unless it says its own. */
+const JAVASCRIPT = "javascript";
+
+function className(obj) {
+  const c = obj?.constructor;
+  return typeof c === "function" && c !== Object && c.name ? c.name : "model";
+}
+
+/** `obj[key]`, a string or nothing (anything else is a ConfigError naming it). */
+function textOf(obj, key, label) {
+  const v = obj[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") throw new ConfigError(`model: ${label}.${key} must be a string, got ${describe(v)}`);
+  return v === "" ? undefined : v;
+}
+
+/** The native model that calls `obj.request` (a Model subclass or any object with one). */
+function hosted(obj, fallbackProvider, fallbackModelId) {
+  const name = className(obj);
+  if (typeof obj.request !== "function") {
+    throw new ConfigError(
+      `model: ${name} has no request method: define request(messages, { tools, settings, signal }), returning a message or a promise of one`,
+    );
+  }
+  const provider = textOf(obj, "provider", name) ?? fallbackProvider ?? JAVASCRIPT;
+  const modelId = textOf(obj, "modelId", name) ?? fallbackModelId ?? name;
+  return guard(() => hostNative(obj, provider, modelId, `${name}.request`));
+}
 
 class Model {
   #native;
+  #provider;
+  #modelId;
 
   /**
    * `spec`: "openai:gpt-4o-mini", "openai-responses:gpt-5",
    * "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash". The key comes
    * from `settings.apiKey` or the provider's variable (OPENAI_API_KEY...):
    * a missing one is a ConfigError here, before any request.
+   *
+   * A subclass that defines `request(messages, { tools, settings, signal })`
+   * is a model written in JavaScript: it calls `super()` (or
+   * `super({ provider, modelId })`, what it reports: default "javascript"
+   * and the class's name).
    */
   constructor(spec, settings) {
+    if (spec instanceof native.NativeModel) {
+      // @internal: a test model of parlance-ai/testing.
+      this.#native = spec;
+      return;
+    }
+    if (spec === undefined || (spec !== null && typeof spec === "object" && !Array.isArray(spec))) {
+      if (settings !== undefined) {
+        throw new ConfigError("Model: a model written in JavaScript takes one argument, { provider, modelId }");
+      }
+      const name = className(this);
+      for (const k of Object.keys(spec ?? {})) {
+        if (k !== "provider" && k !== "modelId") {
+          throw new ConfigError(`Model: unknown option ${JSON.stringify(k)} (a model written in JavaScript takes provider and modelId; a provider's model takes a string: "openai:gpt-4o-mini")`);
+        }
+      }
+      this.#provider = spec === undefined ? undefined : textOf(spec, "provider", name);
+      this.#modelId = spec === undefined ? undefined : textOf(spec, "modelId", name);
+      return;
+    }
     if (typeof spec !== "string") {
       throw new ConfigError(`Model: expected a model string ("openai:gpt-4o-mini"), got ${describe(spec)}`);
     }
@@ -28,18 +86,36 @@ class Model {
     );
   }
 
-  /** The provider's name (`openai`, `anthropic`...). */
+  /** The provider's name (`openai`, `anthropic`...; "javascript" for a model written in JavaScript). */
   get provider() {
-    return this.#native.provider;
+    return this.#native?.provider ?? this.#provider ?? JAVASCRIPT;
   }
-  /** The model's id. */
+  /** The model's id (a model written in JavaScript: its class's name unless it says its own). */
   get modelId() {
-    return this.#native.modelId;
+    return this.#native?.modelId ?? this.#modelId ?? className(this);
   }
-  /** @internal */
+  /**
+   * @internal The engine's model. A class that defines `request` is
+   * called through it (a new native model each time: see model_host.cjs).
+   */
   get _native() {
+    if (typeof this.request === "function" || this.#native === undefined) {
+      return hosted(this, this.#provider, this.#modelId);
+    }
     return this.#native;
   }
 }
 
-module.exports = { Model };
+/**
+ * The native model (or model string) of anything taken as a model: a
+ * string, a Model, or an object with a `request` method. `undefined` for
+ * anything else.
+ */
+function toNative(model) {
+  if (typeof model === "string") return model;
+  if (model instanceof Model) return model._native;
+  if (model !== null && typeof model === "object" && typeof model.request === "function") return hosted(model);
+  return undefined;
+}
+
+module.exports = { Model, toNative };

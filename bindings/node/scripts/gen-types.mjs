@@ -149,9 +149,17 @@ const dts = join(here, "..", "lib", "index.d.ts");
 const dmts = join(here, "..", "lib", "index.d.mts");
 const mts = `// Generated from index.d.ts by scripts/gen-types.mjs: edit that file.\n${readFileSync(dts, "utf8").replaceAll('from "./format";', 'from "./format.js";')}`;
 
+// The same for parlance-ai/testing.
+const testingDts = join(here, "..", "lib", "testing.d.ts");
+const testingDmts = join(here, "..", "lib", "testing.d.mts");
+const testingMts = `// Generated from testing.d.ts by scripts/gen-types.mjs: edit that file.\n${readFileSync(testingDts, "utf8")
+  .replaceAll('from "./format";', 'from "./format.js";')
+  .replaceAll('from "./index";', 'from "./index.mjs";')}`;
+
 const files = [
   [out, generate()],
   [dmts, mts],
+  [testingDmts, testingMts],
 ];
 if (process.argv.includes("--check")) {
   for (const [file, text] of files) {
@@ -164,8 +172,8 @@ if (process.argv.includes("--check")) {
       process.exit(1);
     }
   }
-  console.log("lib/format.d.ts matches schema/, lib/index.d.mts matches lib/index.d.ts");
+  console.log("lib/format.d.ts matches schema/, lib/index.d.mts and lib/testing.d.mts match their .d.ts");
 } else {
   for (const [file, text] of files) writeFileSync(file, text);
-  console.log("wrote lib/format.d.ts and lib/index.d.mts");
+  console.log("wrote lib/format.d.ts, lib/index.d.mts and lib/testing.d.mts");
 }

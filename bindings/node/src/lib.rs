@@ -1,7 +1,8 @@
 //! The native module of the npm package `parlance-ai`. It wraps the public
 //! Rust API of the `parlance-ai` crate; the package's JavaScript
 //! (`bindings/node/lib`) gives it its TypeScript shape, and owns the tool
-//! functions, which run on Node's main thread (see `host.rs`). Everything
+//! functions and the models written in JavaScript, which run on Node's
+//! main thread (see `host.rs`, `model_host.rs`). Everything
 //! else — the run loop, validation, providers, the store — runs on the
 //! runtime's worker threads, and every call that waits returns a promise.
 
@@ -12,6 +13,7 @@ pub mod convert;
 pub mod errors;
 pub mod format;
 pub mod host;
+pub mod model_host;
 pub mod models;
 pub mod store;
 pub mod stream;

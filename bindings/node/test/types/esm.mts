@@ -94,3 +94,38 @@ async function main(): Promise<void> {
   format.validate(doc, "nope");
 }
 void main;
+
+// Models written in TypeScript, and parlance-ai/testing.
+import { Model } from "parlance-ai";
+import type { ModelRequestInfo } from "parlance-ai";
+import { TestModel, ScriptedModel, FunctionModel, Recorder, Replay } from "parlance-ai/testing";
+import type { RequestDocument } from "parlance-ai/testing";
+
+class Echo extends Model {
+  override readonly provider = "mine";
+  async request(messages: Message[], { tools, settings, signal }: ModelRequestInfo) {
+    signal.throwIfAborted();
+    const names: string[] = tools.map((t) => t.name);
+    return `${messages.length} ${names.join()} ${String(settings.max_tokens)}`;
+  }
+}
+const fromObject = new Agent({ model: { request: () => ({ content: [{ type: "text" as const, text: "hi" }] }) } });
+// @ts-expect-error request must return a message or a string
+const badObject = new Agent({ model: { request: () => 42 } });
+async function testing() {
+  const tm = new TestModel({ callTools: ["refund"], seed: 1 });
+  await new Agent({ model: tm, tools: [refund] }).run("hi");
+  const first: RequestDocument | undefined = tm.lastRequest;
+  console.log(first?.messages.length, tm.received.length, tm.callTools);
+  // @ts-expect-error callTools is "all" or names
+  new TestModel({ callTools: "some" });
+  const scripted = new ScriptedModel(["Hello", { content: [{ type: "text", text: "Again" }] }]);
+  const left: number = scripted.remaining;
+  const fm = new FunctionModel(async (messages, { tools }) => `${messages.length} ${tools.length}`);
+  const rec = new Recorder(new Echo(), "cassette.jsonl", { append: true });
+  const path: string = rec.path;
+  const replay = new Replay(path);
+  await new Agent({ model: replay }).run("hi");
+  console.log(left, fm.modelId, replay.remaining, fromObject, badObject);
+}
+void testing;

@@ -1,47 +1,54 @@
 //! Models written in JavaScript, and the test models of
 //! `parlance-ai/testing`.
 //!
-//! A JavaScript model is an object with `request(messages, {tools,
-//! settings, signal})`. JavaScript runs on Node's main thread only, so a
+//! A JavaScript model is an object with `request(messages, { tools,
+//! settings, signal })`. JavaScript runs on Node's main thread only, so a
 //! model call goes as a tool call does (see `host.rs`): the engine's
 //! future registers a one-shot slot under a token and asks the main
 //! thread (a thread-safe function, non-blocking) to call `request`; the
-//! package's `lib/model_host.cjs` settles its result (sync or a promise)
-//! and reports it with [`complete_model`]. When the engine drops the call
-//! (the run stopped or was aborted), the slot goes and the call's
-//! `AbortSignal` is aborted.
+//! package's `lib/model_host.cjs` settles its result (a value or a
+//! promise) and reports it with [`complete_model`]. When the engine drops
+//! the call (the run stopped or was aborted), the slot goes and the
+//! call's `AbortSignal` is aborted. The host functions are the package's
+//! own and never throw.
 //!
 //! The test models (`TestModel`, `ScriptedModel`, `Recorder`, `Replay`)
-//! are the Rust ones (`parlance::testing`).
+//! are the Rust ones (`parlance::testing`), so a cassette recorded in one
+//! language replays in the others.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::channel::oneshot;
-use napi::Either;
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Either, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use parlance::testing::{FunctionModel, Recorder, Replay, ScriptedModel, TestModel};
+use parlance::testing::{
+    FunctionModel, Recorder, Replay, RequestDocument, ScriptedModel, TestModel,
+};
 use parlance::{Message, Model, ModelError, ModelRequest};
 use serde_json::{Value, json};
 
 use crate::errors::{config_error, parse};
 use crate::models::NativeModel;
 
+/// `(token, request JSON)`: starts a call of `request`.
 type CallFn = ThreadsafeFunction<(i64, String), (), (i64, String), napi::Status, false, true>;
 type AbortFn = ThreadsafeFunction<i64, (), i64, napi::Status, false, true>;
 
 /// The two functions of one JavaScript model, callable from any thread.
+/// Weak: they never keep Node alive by themselves.
 struct Host {
     call: CallFn,
     abort: AbortFn,
+    /// `Echo.request`: names the model in errors.
     label: String,
 }
 
-/// What JavaScript reports: the returned value (JSON text) or the error.
-type Outcome = Result<String, ModelError>;
+/// What JavaScript reports: the returned value (JSON text), or the name
+/// and message of what was thrown.
+type Outcome = Result<String, (String, String)>;
 
 fn pending() -> &'static Mutex<HashMap<i64, oneshot::Sender<Outcome>>> {
     static PENDING: OnceLock<Mutex<HashMap<i64, oneshot::Sender<Outcome>>>> = OnceLock::new();
@@ -68,7 +75,8 @@ impl Drop for Inflight<'_> {
     }
 }
 
-/// The request as JavaScript gets it: `{messages, tools, settings}`, canonical.
+/// The request as JavaScript gets it: `{messages, tools, settings}`, in
+/// the canonical format.
 fn request_json(request: &ModelRequest) -> String {
     json!({
         "messages": request.messages,
@@ -78,28 +86,32 @@ fn request_json(request: &ModelRequest) -> String {
     .to_string()
 }
 
-/// `request`'s result as the assistant's message: a string is one text
-/// block; an object is a canonical message (`role` may be left out).
-pub fn answer(label: &str, value: Value) -> Result<Message, ModelError> {
-    let bad = |message: String| ModelError::MalformedResponse {
-        message: format!("{label} returned {message}"),
-    };
+/// A value as the assistant's message: a string is one text block; an
+/// object is a canonical message (`role` may be left out). The error says
+/// what the value is instead.
+fn message_of(value: Value) -> Result<Message, String> {
     match value {
         Value::String(s) => Ok(Message::assistant(s)),
         Value::Object(mut m) => {
             m.entry("role")
                 .or_insert_with(|| Value::String("assistant".into()));
             Message::from_value(&Value::Object(m))
-                .map_err(|e| bad(format!("a message that is not canonical: {e}")))
+                .map_err(|e| format!("a message that is not canonical: {e}"))
         }
-        other => Err(bad(format!(
-            "{} (expected a message object or a string)",
-            match other {
-                Value::Null => "nothing".to_string(),
-                Value::Array(_) => "an array".to_string(),
-                v => format!("{v}"),
-            }
-        ))),
+        Value::Null => Err("nothing (expected a message object or a string)".into()),
+        Value::Array(_) => Err("an array (expected a message object or a string)".into()),
+        other => Err(format!("{other} (expected a message object or a string)")),
+    }
+}
+
+/// What a JavaScript throw says, as the call's error: a `TimeoutError`
+/// (`AbortSignal.timeout`) is a timeout, anything else a model error
+/// that names it.
+fn thrown(label: &str, name: &str, message: &str) -> ModelError {
+    let message = format!("{label} threw {name}: {message}");
+    match name {
+        "TimeoutError" => ModelError::Timeout { message },
+        _ => ModelError::MalformedResponse { message },
     }
 }
 
@@ -121,25 +133,35 @@ async fn call(host: Arc<Host>, request: ModelRequest) -> Result<Message, ModelEr
         inflight.done = true;
         pending().lock().expect("not poisoned").remove(&token);
         return Err(ModelError::Network {
-            message: format!("{} could not be called: Node.js is shutting down", host.label),
+            message: format!(
+                "{} could not be called: Node.js is shutting down",
+                host.label
+            ),
         });
     }
     let outcome = rx.await;
     inflight.done = true;
-    let text = outcome.unwrap_or_else(|_| {
-        Err(ModelError::Network {
-            message: format!("{}'s call was lost: Node.js is shutting down", host.label),
-        })
-    })?;
-    let value = serde_json::from_str::<Value>(&text).map_err(|e| ModelError::MalformedResponse {
-        message: format!("{} returned a value that is not JSON: {e}", host.label),
-    })?;
-    answer(&host.label, value)
+    let text = match outcome {
+        Ok(Ok(text)) => text,
+        Ok(Err((name, message))) => return Err(thrown(&host.label, &name, &message)),
+        Err(_) => {
+            return Err(ModelError::Network {
+                message: format!("{}'s call was lost: Node.js is shutting down", host.label),
+            });
+        }
+    };
+    let value =
+        serde_json::from_str::<Value>(&text).map_err(|e| ModelError::MalformedResponse {
+            message: format!("{} returned a value that is not JSON: {e}", host.label),
+        })?;
+    message_of(value).map_err(|e| ModelError::MalformedResponse {
+        message: format!("{} returned {e}", host.label),
+    })
 }
 
-/// A model whose calls go to JavaScript: `call(token, requestJson)` starts
-/// one, `abort(token)` aborts its signal. `label` names it in errors
-/// (`MyModel.request`).
+/// A model whose calls go to JavaScript: `call([token, requestJson])`
+/// starts one, `abort(token)` aborts its signal. It reports `provider`
+/// and `model_id`; `label` (`Echo.request`) names it in errors.
 #[napi(catch_unwind)]
 pub fn host_model(
     call: Function<'_, (i64, String), ()>,
@@ -167,30 +189,23 @@ pub fn host_model(
     })
 }
 
-/// Reports how a model call ended (called by `lib/model_host.cjs`): `ok`
-/// with the returned value as JSON text, or not, with `{name, message}`
-/// of what was thrown. A call the engine gave up on is ignored.
+/// Reports how a model call ended (called by `lib/model_host.cjs`): with
+/// `error_name` unset, `value` is the returned value as JSON text; set,
+/// `value` is the message of what was thrown. A call the engine gave up
+/// on is ignored.
 #[napi(catch_unwind)]
-pub fn complete_model(token: i64, ok: bool, value: String) {
+pub fn complete_model(token: i64, value: String, error_name: Option<String>) {
     let Some(tx) = pending().lock().expect("not poisoned").remove(&token) else {
         return;
     };
-    let outcome = if ok {
-        Ok(value)
-    } else {
-        let v: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
-        let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-        let (name, label, message) = (text("name"), text("label"), text("message"));
-        let message = format!("{label} threw {name}: {message}");
-        Err(match name.as_str() {
-            "TimeoutError" => ModelError::Timeout { message },
-            _ => ModelError::MalformedResponse { message },
-        })
+    let outcome = match error_name {
+        None => Ok(value),
+        Some(name) => Err((name, value)),
     };
     let _ = tx.send(outcome);
 }
 
-/// What a test model keeps for its test: the requests it got, what is left.
+/// What a test model keeps for its test.
 enum Probe {
     Test(TestModel),
     Scripted(ScriptedModel),
@@ -205,14 +220,15 @@ pub struct NativeTestModel {
     probe: Probe,
 }
 
+/// The requests, as request documents (JSON text of an array).
 fn requests(received: Vec<ModelRequest>) -> String {
     let docs: Vec<Value> = received
         .into_iter()
-        .map(|r| {
-            parlance::documents::RequestDocument {
+        .map(|request| {
+            RequestDocument {
                 model: None,
                 stream: false,
-                request: r,
+                request,
             }
             .to_value()
         })
@@ -222,7 +238,8 @@ fn requests(received: Vec<ModelRequest>) -> String {
 
 #[napi]
 impl NativeTestModel {
-    /// `TestModel` from its options (JSON: `callTools`, `text`, `output`, `seed`).
+    /// `TestModel` from its options (JSON text: `callTools`, `text`,
+    /// `output`, `seed`; the package checked their names).
     #[napi(factory, catch_unwind)]
     pub fn test(options: String) -> napi::Result<Self> {
         let o = parse("TestModel options", &options)?;
@@ -264,21 +281,23 @@ impl NativeTestModel {
         })
     }
 
-    /// `ScriptedModel` from its answers (JSON: an array of messages or strings).
+    /// `ScriptedModel` from its answers (JSON text: an array of messages
+    /// or strings).
     #[napi(factory, catch_unwind)]
     pub fn scripted(messages: String) -> napi::Result<Self> {
-        let v = parse("ScriptedModel messages", &messages)?;
-        let Value::Array(items) = v else {
+        let Value::Array(items) = parse("ScriptedModel messages", &messages)? else {
             return Err(config_error(
                 "ScriptedModel: expected an array of messages (or strings)",
             ));
         };
         let mut script = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
-            script.push(
-                answer("ScriptedModel", item)
-                    .map_err(|e| config_error(format!("ScriptedModel: messages[{i}]: {e}")))?,
-            );
+            let msg = message_of(item).map_err(|e| {
+                config_error(format!(
+                    "ScriptedModel: messages[{i}]: expected a message or a string, got {e}"
+                ))
+            })?;
+            script.push(msg);
         }
         let model = ScriptedModel::new(script);
         Ok(NativeTestModel {
@@ -287,7 +306,8 @@ impl NativeTestModel {
         })
     }
 
-    /// `Recorder` of `model` into the cassette at `path`.
+    /// `Recorder` of `model` (a model string or a native model) into the
+    /// cassette at `path`, emptied first unless `append`.
     #[napi(factory, catch_unwind)]
     pub fn recorder(
         model: Either<String, &NativeModel>,
@@ -307,7 +327,8 @@ impl NativeTestModel {
         })
     }
 
-    /// `Replay` of the cassette at `path`.
+    /// `Replay` of the cassette at `path` (read now: a file that is not a
+    /// cassette is an error here, naming the line).
     #[napi(factory, catch_unwind)]
     pub fn replay(path: String) -> napi::Result<Self> {
         let replay =
@@ -326,23 +347,24 @@ impl NativeTestModel {
         }
     }
 
-    /// The requests received so far (JSON: an array of request documents).
+    /// The requests received so far (JSON text: an array of request
+    /// documents); `[]` for the models that keep none.
     #[napi(catch_unwind)]
     pub fn received(&self) -> String {
         match &self.probe {
             Probe::Test(m) => requests(m.received()),
             Probe::Scripted(m) => requests(m.received()),
-            _ => "[]".into(),
+            Probe::Replay(_) | Probe::Recorder => "[]".into(),
         }
     }
 
-    /// How many answers are left (scripted, replayed), else -1.
+    /// How many answers are left (scripted, replayed); -1 for the others.
     #[napi(catch_unwind)]
     pub fn remaining(&self) -> i64 {
         match &self.probe {
             Probe::Scripted(m) => m.remaining() as i64,
             Probe::Replay(r) => r.remaining() as i64,
-            _ => -1,
+            Probe::Test(_) | Probe::Recorder => -1,
         }
     }
 }

@@ -9,12 +9,9 @@
 // language replays in the others. See docs/guide/testing.md.
 
 const native = require("./native.cjs");
-const { Model } = require("./model.cjs");
+const { Model, toNative } = require("./model.cjs");
 const { ConfigError, guard } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
-const { toNative } = require("./model_host.cjs");
-
-const TEST_OPTIONS = ["callTools", "text", "output", "seed"];
 
 function options(what, o, allowed) {
   if (o === undefined) return {};
@@ -30,21 +27,33 @@ function options(what, o, allowed) {
 }
 
 /**
- * Calls the tools it is offered (all, or `callTools`) with arguments made
- * from their JSON Schemas, then answers with `text`, a value of the output
- * schema (`output`, or one made from the schema), or the tools' results as
- * JSON (`success (no tool calls)` when none ran). As Pydantic AI's
- * TestModel; `seed` varies the made-up values.
+ * Calls the tools it is offered (all, or those named in `callTools`) with
+ * arguments made from their JSON Schemas, then answers with `text`, a
+ * value of the output schema (`output`, or one made from the schema), or
+ * the tools' results as JSON (`success (no tool calls)` when none ran).
+ * As Pydantic AI's TestModel; `seed` varies the made-up values.
  */
 class TestModel extends Model {
   #probe;
+  #callTools;
   constructor(opts) {
-    const o = options("TestModel", opts, TEST_OPTIONS);
-    const probe = guard(() => native.NativeTestModel.test(JSON.stringify(o)));
+    const o = options("TestModel", opts, ["callTools", "text", "output", "seed"]);
+    let text;
+    try {
+      text = JSON.stringify(o);
+    } catch (e) {
+      throw new ConfigError(`TestModel: the options cannot be written as JSON: ${e?.message ?? e}`);
+    }
+    const probe = guard(() => native.NativeTestModel.test(text));
     super(probe.model());
     this.#probe = probe;
+    this.#callTools = Array.isArray(o.callTools) ? [...o.callTools] : "all";
   }
-  /** Every request received, as request documents ({messages, tools?, options?}). */
+  /** Which tools it calls: "all" or their names. */
+  get callTools() {
+    return this.#callTools;
+  }
+  /** Every request received, as request documents (`{messages, tools?, options?}`). */
   get received() {
     return JSON.parse(this.#probe.received());
   }
@@ -54,14 +63,20 @@ class TestModel extends Model {
   }
 }
 
-/** Answers with these messages (canonical messages, or strings: one text block each), in order. */
+/** Answers with these messages (canonical messages, `role` optional, or strings: one text block each), in order. */
 class ScriptedModel extends Model {
   #probe;
   constructor(messages) {
     if (!Array.isArray(messages)) {
       throw new ConfigError(`ScriptedModel: expected an array of messages (or strings), got ${describe(messages)}`);
     }
-    const probe = guard(() => native.NativeTestModel.scripted(JSON.stringify(messages)));
+    let text;
+    try {
+      text = JSON.stringify(messages);
+    } catch (e) {
+      throw new ConfigError(`ScriptedModel: the messages cannot be written as JSON: ${e?.message ?? e}`);
+    }
+    const probe = guard(() => native.NativeTestModel.scripted(text));
     super(probe.model());
     this.#probe = probe;
   }
@@ -77,39 +92,45 @@ class ScriptedModel extends Model {
 
 /**
  * Answers with `fn(messages, { tools, settings, signal })`: a message
- * (canonical, `role` optional), a string, or a promise of either. What it
- * throws fails the run with a model error naming it.
+ * (canonical, `role` optional), a string (one text block), or a promise of
+ * either. What it throws fails the run with a model error naming it.
+ * `modelId` defaults to the function's name.
  */
 class FunctionModel extends Model {
   #fn;
   constructor(fn, opts) {
     if (typeof fn !== "function") {
-      throw new ConfigError(`FunctionModel: expected a function (messages, { tools, settings, signal }) => message, got ${describe(fn)}`);
+      throw new ConfigError(
+        `FunctionModel: expected a function (messages, { tools, settings, signal }) => message, got ${describe(fn)}`,
+      );
     }
     const o = options("FunctionModel", opts, ["provider", "modelId"]);
     super({ provider: o.provider ?? "function", modelId: o.modelId ?? (fn.name || "function") });
     this.#fn = fn;
   }
+  /** Calls the function. */
   request(messages, info) {
     return this.#fn(messages, info);
   }
 }
 
 /**
- * Wraps `model` (a model string, a Model, or an object with `request`)
- * and writes each exchange to the cassette at `path` (JSON Lines, the
+ * Wraps `model` (a model string, a Model, or an object with `request`) and
+ * writes each exchange to the cassette at `path` (JSON Lines, the
  * canonical format), emptied first unless `{ append: true }`.
  */
 class Recorder extends Model {
   #path;
   constructor(model, path, opts) {
     const o = options("Recorder", opts, ["append"]);
-    const inner = toNative(model, Model);
+    const inner = toNative(model);
     if (inner === undefined) {
-      throw new ConfigError(`Recorder: model: expected a model string, a Model or an object with request(), got ${describe(model)}`);
+      throw new ConfigError(
+        `Recorder: model: expected a model string, a Model or an object with a request method, got ${describe(model)}`,
+      );
     }
     if (typeof path !== "string") throw new ConfigError(`Recorder: path: expected a string, got ${describe(path)}`);
-    const probe = guard(() => native.NativeTestModel.recorder(inner, path, Boolean(o.append)));
+    const probe = guard(() => native.NativeTestModel.recorder(inner, path, o.append === true));
     super(probe.model());
     this.#path = path;
   }
