@@ -16,9 +16,18 @@ const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
 const dispatch = require("./dispatch.cjs");
 
+/** @typedef {import("./index").RunOptions} RunOptions */
+/** @typedef {import("./index").ResumeOptions} ResumeOptions */
+/** @typedef {import("./index").Paused} Paused */
+/** @typedef {import("./index").DecisionInput} DecisionInput */
+
 const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
 
-/** The earlier turns as JSON text: a Response's text is used as it is. */
+/**
+ * The earlier turns as JSON text: a Response's text is used as it is.
+ * @param {unknown} turns
+ * @returns {string | undefined}
+ */
 function turnsJson(turns) {
   if (turns === undefined || turns === null) return undefined;
   if (!Array.isArray(turns)) {
@@ -46,6 +55,10 @@ function pausedJson(paused) {
   return JSON.stringify(paused);
 }
 
+/**
+ * @param {Paused} paused
+ * @returns {import("./index").ApprovalRequest[]}
+ */
 function pendingOf(paused) {
   if (paused instanceof Response) return paused.pending;
   try {
@@ -60,6 +73,9 @@ function pendingOf(paused) {
  * Stops run `tag` when `signal` aborts (its future is dropped: the run stops
  * at its next await, its tools' AbortSignals are aborted); returns the
  * function that stops listening.
+ * @param {AbortSignal | undefined} signal
+ * @param {number} tag
+ * @returns {() => void}
  */
 function cancelOn(signal, tag) {
   if (signal === undefined) return () => {};
@@ -68,7 +84,14 @@ function cancelOn(signal, tag) {
   return () => signal.removeEventListener("abort", onAbort);
 }
 
-/** Checks the options of a run on a stored thread. */
+/**
+ * Checks the options of a run on a stored thread.
+ * @param {unknown} store
+ * @param {unknown} threadId
+ * @param {unknown} turns
+ * @param {unknown} runId
+ * @returns {asserts store is Store}
+ */
 function onThread(store, threadId, turns, runId) {
   if (!(store instanceof Store)) throw new ConfigError(`store: expected a Store, got ${describe(store)}`);
   if (typeof threadId !== "string") {
@@ -78,8 +101,13 @@ function onThread(store, threadId, turns, runId) {
   if (runId !== undefined) throw new ConfigError("runId: a run on a stored thread gets its id from the store");
 }
 
-/** The id of a paused run (a Response, its JSON text or object). */
+/**
+ * The id of a paused run (a Response, its JSON text or object).
+ * @param {Paused} paused
+ * @returns {string}
+ */
 function idOf(paused) {
+  /** @type {unknown} */
   let id;
   if (paused instanceof Response) id = paused.id;
   else {
@@ -93,7 +121,11 @@ function idOf(paused) {
   return id;
 }
 
-/** The call whose unexpected failure stopped the run (its error is the cause). */
+/**
+ * The call whose unexpected failure stopped the run (its error is the cause).
+ * @param {import("./index").ResponseDocument} doc
+ * @returns {string | undefined}
+ */
 function firstFailedCall(doc) {
   const messages = doc.messages ?? [];
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -106,11 +138,17 @@ function firstFailedCall(doc) {
   return undefined;
 }
 
-/** A run's response for the caller: a failed run throws RunError. */
+/**
+ * A run's response for the caller: a failed run throws RunError.
+ * @param {string} text
+ * @param {import("./dispatch.cjs").Run | undefined} run
+ * @returns {Response}
+ */
 function finish(text, run) {
   const response = new Response(text);
   if (response.status !== "failed") return response;
   const error = response.error ?? { code: "failed", message: "the run failed without saying why" };
+  /** @type {unknown} */
   let cause;
   if (error.code === "tool_failed" && run?.failures) {
     const id = firstFailedCall(response.toJSON());
@@ -120,10 +158,14 @@ function finish(text, run) {
 }
 
 class Agent {
+  /** @type {any} */
   #native;
+  /** @type {readonly import("./tool.cjs").ToolObject[]} */
   #tools;
+  /** @type {boolean} */
   #keepFailures;
 
+  /** @param {import("./index").AgentOptions} options */
   constructor(options) {
     if (options === null || typeof options !== "object") {
       throw new ConfigError(`Agent: expected options {model, instructions?, tools?...}, got ${describe(options)}`);
@@ -145,7 +187,7 @@ class Agent {
       approvalKey,
       previousApprovalKeys,
       ...unknown
-    } = options;
+    } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
@@ -161,6 +203,7 @@ class Agent {
         `onToolException: expected one of "returnToModel", "returnGeneric", "fail" (or their snake_case spellings), got ${JSON.stringify(onToolException)}`,
       );
     }
+    /** @type {unknown} */
     let nativeModel;
     if (provider !== undefined) {
       if (!(provider instanceof Provider)) {
@@ -189,21 +232,21 @@ class Agent {
         outputSchema === undefined
           ? undefined
           : {
-              name: outputSchema.name ?? "output",
-              schema: toJsonSchema(outputSchema.schema ?? outputSchema, "outputSchema"),
+              name: /** @type {{ name?: string }} */ (outputSchema).name ?? "output",
+              schema: toJsonSchema(/** @type {{ schema?: unknown }} */ (outputSchema).schema ?? outputSchema, "outputSchema"),
             },
     };
-    this.#tools = tools;
+    this.#tools = /** @type {readonly import("./tool.cjs").ToolObject[]} */ (tools);
     this.#keepFailures = onToolException === "fail";
     this.#native = guard(
       () =>
         new native.NativeAgent(
           JSON.stringify(settings),
           nativeModel,
-          tools.map((t) => t._def()),
-          dispatch.dispatcher(tools),
+          this.#tools.map((t) => t._def()),
+          dispatch.dispatcher(this.#tools),
           dispatch.abort,
-          dispatch.approver(tools),
+          dispatch.approver(this.#tools),
         ),
     );
   }
@@ -323,7 +366,13 @@ class Agent {
     return { runId: idOf(paused), decisions: d };
   }
 
-  /** `resume` as events. */
+  /**
+   * `resume` as events.
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} [options]
+   * @returns {RunStream}
+   */
   resumeStream(paused, decisions, options = {}) {
     return this.#events("resume", this.#resumeFields(paused, decisions, options), options);
   }
@@ -346,10 +395,16 @@ class Agent {
  * run: it finishes, so that what it stores stays consistent.
  */
 class RunStream {
+  /** @type {any} */
   #native;
+  /** @type {number} */
   #tag;
   #done = false;
 
+  /**
+   * @param {any} nativeStream
+   * @param {number} tag
+   */
   constructor(nativeStream, tag) {
     // A native stream, or a promise of one (a store still opening).
     this.#native = Promise.resolve(nativeStream);
@@ -357,8 +412,10 @@ class RunStream {
     this.#tag = tag;
   }
 
+  /** @returns {Promise<IteratorResult<import("./index").RunEvent, undefined>>} */
   async next() {
     if (this.#done) return { done: true, value: undefined };
+    /** @type {string | null | undefined} */
     let text;
     try {
       text = await (await this.#native).next().catch(rethrow);
@@ -379,7 +436,10 @@ class RunStream {
     return { done: false, value: JSON.parse(text) };
   }
 
-  /** Leaving the loop early: the run goes on; its events are read to the end in the background. */
+  /**
+   * Leaving the loop early: the run goes on; its events are read to the end in the background.
+   * @returns {Promise<IteratorResult<import("./index").RunEvent, undefined>>}
+   */
   async return() {
     if (!this.#done) {
       this.#done = true;
@@ -402,14 +462,19 @@ class RunStream {
     dispatch.endRun(this.#tag);
   }
 
+  /** @returns {RunStream} */
   [Symbol.asyncIterator]() {
     return this;
   }
 
-  /** Skips to the end: the final Response (throws RunError for a failed run). */
+  /**
+   * Skips to the end: the final Response (throws RunError for a failed run).
+   * @returns {Promise<Response>}
+   */
   async response() {
     for await (const e of this) {
-      if (e.type === "run_completed") return e.response;
+      // The Response of index.d.ts is this one (response.cjs).
+      if (e.type === "run_completed") return /** @type {Response} */ (/** @type {unknown} */ (e.response));
     }
     throw new RunError("the run ended without a response", { code: "run_aborted" });
   }

@@ -7,6 +7,7 @@ const { ConfigError, guard } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
 
 class Model {
+  /** @type {any} */
   #native;
 
   /**
@@ -14,6 +15,8 @@ class Model {
    * "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash". The key comes
    * from `settings.apiKey` or the provider's variable (OPENAI_API_KEY...):
    * a missing one is a ConfigError here, before any request.
+   * @param {string} spec
+   * @param {import("./index").ModelSettings} [settings]
    */
   constructor(spec, settings) {
     if (typeof spec !== "string") {
@@ -28,11 +31,17 @@ class Model {
     );
   }
 
-  /** The provider's name (`openai`, `anthropic`...). */
+  /**
+   * The provider's name (`openai`, `anthropic`...).
+   * @returns {string}
+   */
   get provider() {
     return this.#native.provider;
   }
-  /** The model's id. */
+  /**
+   * The model's id.
+   * @returns {string}
+   */
   get modelId() {
     return this.#native.modelId;
   }

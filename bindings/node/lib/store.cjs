@@ -9,7 +9,9 @@ const { ConfigError, guard, rethrow } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
 
 class Store {
+  /** @type {string} */
   #url;
+  /** @type {Promise<any>} the open native store */
   #ready;
 
   /**
@@ -63,7 +65,11 @@ class Store {
     return this.#q("threads", { after, limit });
   }
 
-  /** The thread's messages, in order (canonical). */
+  /**
+   * The thread's messages, in order (canonical).
+   * @param {string} threadId
+   * @returns {Promise<import("./index").Message[]>}
+   */
   async messages(threadId) {
     return this.#q("messages", { threadId });
   }
@@ -73,7 +79,11 @@ class Store {
     return this.#q("message_page", { threadId, start, limit });
   }
 
-  /** The thread's runs, oldest first (id, status, usage, error, output...). */
+  /**
+   * The thread's runs, oldest first (id, status, usage, error, output...).
+   * @param {string} threadId
+   * @returns {Promise<import("./index").RunRecord[]>}
+   */
   async runs(threadId) {
     return this.#q("runs", { threadId });
   }
@@ -98,7 +108,10 @@ class Store {
     await this.#q("delete_thread", { threadId, force });
   }
 
-  /** @internal The open native store. */
+  /**
+   * @internal The open native store.
+   * @returns {Promise<any>}
+   */
   _native() {
     return this.#ready;
   }

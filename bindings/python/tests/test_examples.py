@@ -30,7 +30,9 @@ def model(mock: Any) -> parlance.Model:
 
 
 def test_quickstart(mock: Any) -> None:
-    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1001", "amount": 900})), lambda b: "Over the limit.")
+    mock.script = after_tools(
+        calls(("c1", "refund", {"order_id": "A-1001", "amount": 900})), lambda b: "Over the limit."
+    )
     r = example("quickstart").build(model(mock)).run_sync("Refund 900 EUR on A-1001")
     assert r.text == "Over the limit."
     sent = [m["content"] for m in mock.requests[1]["messages"] if m["role"] == "tool"]
@@ -41,7 +43,12 @@ def test_quickstart(mock: Any) -> None:
 
 def test_approvals(mock: Any) -> None:
     ex = example("approvals")
-    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1", "amount": 250}), ("c2", "refund", {"order_id": "A-2", "amount": 400})), lambda b: "One refunded.")
+    mock.script = after_tools(
+        calls(
+            ("c1", "refund", {"order_id": "A-1", "amount": 250}), ("c2", "refund", {"order_id": "A-2", "amount": 400})
+        ),
+        lambda b: "One refunded.",
+    )
     paused = ex.build(model(mock)).run_sync("Refund")
     r = ex.build(model(mock)).resume_sync(paused.to_json(), ex.review(paused))
     assert r.status == "completed"

@@ -24,11 +24,11 @@ from typing import (
 
 from . import _core
 from ._core import Model, Response
-from ._store import Store
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
 from ._providers import Provider
 from ._schema import output_schema
+from ._store import Store
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 OnToolException = Literal["return_to_model", "return_generic", "fail"]
 Input = Union[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]
-Turns = Optional[Sequence[Union[Response, Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
+Turns = Optional[Sequence[Union[Response[Any], Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
 Decisions = Sequence[Union[Decision, Mapping[str, Any]]]
-Paused = Union[Response, Mapping[str, Any], str]
+Paused = Union[Response[Any], Mapping[str, Any], str]
 
 
 def _no_running_loop(what: str) -> None:
@@ -82,7 +82,7 @@ class Agent(Generic[T]):
 
     @overload
     def __init__(
-        self: "Agent[str]",
+        self: Agent[str],
         model: Union[str, Model],
         *,
         instructions: Optional[str] = None,
@@ -103,7 +103,7 @@ class Agent(Generic[T]):
 
     @overload
     def __init__(
-        self: "Agent[T]",
+        self: Agent[T],
         model: Union[str, Model],
         *,
         instructions: Optional[str] = None,
@@ -143,7 +143,7 @@ class Agent(Generic[T]):
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
-                raise ConfigError("model: with provider=, give the model's name (\"gpt-4o-mini\")")
+                raise ConfigError('model: with provider=, give the model\'s name ("gpt-4o-mini")')
             model = provider.model(model)
         self.tools: List[Tool[Any]] = [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.output_type = output_type
@@ -371,7 +371,7 @@ def _thread(thread_id: Optional[str], turns: Turns, run_id: Optional[str]) -> st
     return thread_id
 
 
-def _run_id(paused: Response) -> str:
+def _run_id(paused: Response[Any]) -> str:
     if paused.id is None:
         raise ConfigError("paused: the response names no run (its id is missing)")
     return paused.id
@@ -381,7 +381,7 @@ def _list(turns: Turns) -> Optional[List[Any]]:
     return None if turns is None else list(turns)
 
 
-def _paused(paused: Paused) -> Response:
+def _paused(paused: Paused) -> Response[Any]:
     if isinstance(paused, Response):
         return paused
     if isinstance(paused, str):
