@@ -84,3 +84,15 @@ def test_streaming(mock: Any, capsys: Any) -> None:
     asyncio.run(main())
     out = capsys.readouterr().out.split()
     assert out[-1] == "RunCompleted" and "ToolCallFinished" in out and "TextDelta" in out
+
+
+def test_reading_messages(mock: Any) -> None:
+    ex = example("reading_messages")
+    mock.script = after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "It shipped.")
+    r = ex.build(model(mock)).run_sync("Where is A-1001?")
+    assert ex.transcript(r.messages) == [
+        "user: Where is A-1001?",
+        "assistant: calls get_order({'order_id': 'A-1001'})",
+        "tool: ok: A-1001: shipped",
+        "assistant: It shipped.",
+    ]
