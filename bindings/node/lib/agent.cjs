@@ -20,6 +20,20 @@ const dispatch = require("./dispatch.cjs");
 /** @typedef {import("./index").ResumeOptions} ResumeOptions */
 /** @typedef {import("./index").Paused} Paused */
 /** @typedef {import("./index").DecisionInput} DecisionInput */
+/** @typedef {import("./index").RunInput} RunInput */
+/** @typedef {import("./index").Turn} Turn */
+/**
+ * The fields of a work description (`decisions`: their JSON text).
+ * @typedef {{ input?: RunInput, turns?: readonly Turn[], runId?: string, threadId?: string, paused?: Paused, decisions?: string }} WorkFields
+ */
+/**
+ * What running a work description reads of a call's options (`store`: checked by onThread first).
+ * @typedef {{ deps?: unknown, store?: import("./index").Store, signal?: AbortSignal }} RunControl
+ */
+/**
+ * `retry`'s options: `store` (with the thread's id), or `turns` (the failed run's history).
+ * @typedef {{ store?: import("./index").Store, turns?: readonly Turn[], runId?: string, threadId?: string, deps?: unknown, signal?: AbortSignal }} RetryOptions
+ */
 
 const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
 
@@ -36,7 +50,12 @@ function turnsJson(turns) {
   return `[${turns.map((t) => (t instanceof Response ? t.toString() : JSON.stringify(t))).join(",")}]`;
 }
 
-/** A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed. */
+/**
+ * A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed.
+ * @param {"run" | "retry" | "resume"} kind
+ * @param {WorkFields} [fields]
+ * @returns {string}
+ */
 function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {}) {
   const parts = [`"kind":"${kind}"`];
   if (input !== undefined) parts.push(`"input":${JSON.stringify(input)}`);
@@ -49,6 +68,11 @@ function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {
   return `{${parts.join(",")}}`;
 }
 
+/**
+ * A paused run's JSON text (a Response's own), or a JSON string of its text.
+ * @param {Paused} paused
+ * @returns {string}
+ */
 function pausedJson(paused) {
   if (paused instanceof Response) return paused.toString();
   // JSON text of a response goes in as a string: the core reads it (and names its syntax errors).
@@ -261,14 +285,20 @@ class Agent {
     return JSON.parse(this.#native.settings);
   }
 
-  /** Runs a work description to its end; `store` (a Store) runs it on a stored thread. */
+  /**
+   * Runs a work description to its end; `store` (a Store) runs it on a stored thread.
+   * @param {"run" | "retry" | "resume"} kind
+   * @param {WorkFields} fields
+   * @param {RunControl} control
+   * @returns {Promise<Response>}
+   */
   async #go(kind, fields, { deps, store, signal }) {
     if (store !== undefined && signal !== undefined) {
       throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
     }
     signal?.throwIfAborted();
     const work = workJson(kind, fields);
-    const nativeStore = store === undefined ? undefined : await store._native();
+    const nativeStore = store === undefined ? undefined : await /** @type {Store} */ (store)._native();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     const stop = cancelOn(signal, tag);
     try {
@@ -282,7 +312,13 @@ class Agent {
     }
   }
 
-  /** A work description as events; on a stored thread, the store opens first. */
+  /**
+   * A work description as events; on a stored thread, the store opens first.
+   * @param {"run" | "retry" | "resume"} kind
+   * @param {WorkFields} fields
+   * @param {RunControl} control
+   * @returns {RunStream}
+   */
   #events(kind, fields, { deps, store }) {
     const work = workJson(kind, fields);
     const tag = dispatch.beginRun(deps, this.#keepFailures);
@@ -290,7 +326,7 @@ class Agent {
       const open =
         store === undefined
           ? guard(() => this.#native.stream(tag, work, undefined))
-          : store._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
+          : /** @type {Store} */ (store)._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
       return new RunStream(open, tag);
     } catch (e) {
       dispatch.endRun(tag);
@@ -304,6 +340,9 @@ class Agent {
    * to every tool as `ctx.deps`), `signal` (an AbortSignal). With `store` and
    * `threadId`, the run is on a stored thread: its history comes from the
    * store, each step is committed as it completes.
+   * @param {RunInput} input
+   * @param {RunOptions} [options]
+   * @returns {Promise<Response>}
    */
   async run(input, options = {}) {
     const { turns, runId, threadId, store } = options;
@@ -318,12 +357,22 @@ class Agent {
    * (refused with StoreError `conflict` unless its last run failed). Without
    * a store: `retry(undefined, { turns })`, the failed run's history, its
    * Response last.
+   * @param {string | undefined} threadId
+   * @param {RetryOptions} [options]
+   * @returns {Promise<Response>}
    */
   async retry(threadId, options = {}) {
     const { store, turns, runId } = options;
     return this.#go("retry", this.#retryFields(threadId, store, turns, runId), options);
   }
 
+  /**
+   * @param {string | undefined} threadId
+   * @param {import("./index").Store | undefined} store
+   * @param {readonly Turn[] | undefined} turns
+   * @param {string | undefined} runId
+   * @returns {WorkFields}
+   */
   #retryFields(threadId, store, turns, runId) {
     if (store !== undefined) {
       onThread(store, threadId, turns, runId);
@@ -335,14 +384,24 @@ class Agent {
     return { turns, runId, threadId };
   }
 
-  /** The run as events (`for await (const e of agent.stream(input))`); with `store`, on a stored thread. */
+  /**
+   * The run as events (`for await (const e of agent.stream(input))`); with `store`, on a stored thread.
+   * @param {RunInput} input
+   * @param {RunOptions} [options]
+   * @returns {RunStream}
+   */
   stream(input, options = {}) {
     const { turns, runId, threadId, store } = options;
     if (store !== undefined) onThread(store, threadId, turns, runId);
     return this.#events("run", { input, turns, runId, threadId }, options);
   }
 
-  /** `retry` as events. */
+  /**
+   * `retry` as events.
+   * @param {string | undefined} threadId
+   * @param {RetryOptions} [options]
+   * @returns {RunStream}
+   */
   retryStream(threadId, options = {}) {
     const { store, turns, runId } = options;
     return this.#events("retry", this.#retryFields(threadId, store, turns, runId), options);
@@ -354,11 +413,21 @@ class Agent {
    * `paused` is the paused Response, its JSON text or its object. Refused
    * decisions throw DecisionError and nothing runs. With `store`, the paused
    * run is the one stored on its thread (the response names it).
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} [options]
+   * @returns {Promise<Response>}
    */
   async resume(paused, decisions, options = {}) {
     return this.#go("resume", this.#resumeFields(paused, decisions, options), options);
   }
 
+  /**
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} options
+   * @returns {WorkFields}
+   */
   #resumeFields(paused, decisions, { turns, store }) {
     const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
     if (store === undefined) return { paused, decisions: d, turns };

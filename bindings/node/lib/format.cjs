@@ -97,7 +97,7 @@ function parse(jsonText, kind) {
  * named by the input). Anything dropped on the way is a process warning
  * (`ParlanceConvertWarning`); `onWarning` receives them instead.
  * @param {unknown} value
- * @param {{ from?: string, to?: string, kind?: "request" | "response", model?: string, onWarning?: (warning: string) => void }} [options]
+ * @param {{ from?: string, to?: string, kind?: "request" | "response" | "stream", model?: string, onWarning?: (warning: string) => void }} [options]
  * @returns {import("./index").JsonValue}
  */
 function convert(value, { from, to, kind = "request", model, onWarning } = {}) {

@@ -52,9 +52,9 @@ from .types import Block, JsonValue, Message, ResponseDocument, ToolSpec
 __all__ = [
     "Agent",
     "Anthropic",
-    "Azure",
     "ApprovalRequest",
     "ApprovalRequired",
+    "Azure",
     "Bedrock",
     "Block",
     "ConfigError",

@@ -170,12 +170,12 @@ class Agent(Generic[T]):
 
     def _run_work(
         self, input: Input, turns: Turns, run_id: Optional[str], thread_id: Optional[str], store: Optional[Store]
-    ) -> "_core.Work":
+    ) -> _core.Work:
         if store is not None:
             return _core.Work.on_thread(store._core, _thread(thread_id, turns, run_id), input)
         return _core.Work.run(input, turns=_list(turns), run_id=run_id, thread_id=thread_id)
 
-    def _resume_work(self, paused: Paused, decisions: Decisions, turns: Turns, store: Optional[Store]) -> "_core.Work":
+    def _resume_work(self, paused: Paused, decisions: Decisions, turns: Turns, store: Optional[Store]) -> _core.Work:
         paused_r = _paused(paused)
         chosen = to_dicts(decisions, paused_r.pending)
         if store is not None:
@@ -188,7 +188,7 @@ class Agent(Generic[T]):
         store: Optional[Store],
         turns: Turns,
         run_id: Optional[str],
-    ) -> "_core.Work":
+    ) -> _core.Work:
         if store is not None:
             if thread_id is None:
                 raise ConfigError("thread_id: a retry on a store needs the thread")
@@ -199,11 +199,11 @@ class Agent(Generic[T]):
             raise ConfigError("turns: a retry needs the failed run's history (or store= and the thread)")
         return _core.Work.retry(list(turns), run_id=run_id, thread_id=thread_id)
 
-    async def _go(self, work: "_core.Work", deps: Any) -> Response[T]:
+    async def _go(self, work: _core.Work, deps: Any) -> Response[T]:
         r: Response[T] = await self._core.run(work, deps=deps)
         return r
 
-    def _go_sync(self, what: str, work: "Callable[[], _core.Work]", deps: Any) -> Response[T]:
+    def _go_sync(self, what: str, work: Callable[[], _core.Work], deps: Any) -> Response[T]:
         _no_running_loop(what)
         if self._core.has_async_tools:
             import asyncio
@@ -262,7 +262,7 @@ class Agent(Generic[T]):
         thread_id: Optional[str] = None,
         deps: Any = None,
         store: Optional[Store] = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """The run as events (``async for event in agent.stream(...)``):
         text deltas, completed messages, tool calls started and finished,
         approvals required, and last ``RunCompleted`` with the response.
@@ -306,7 +306,7 @@ class Agent(Generic[T]):
         turns: Turns = None,
         deps: Any = None,
         store: Optional[Store] = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """``resume`` as events."""
         return self._core.stream(self._resume_work(paused, decisions, turns, store), deps=deps)
 
@@ -349,7 +349,7 @@ class Agent(Generic[T]):
         turns: Turns = None,
         run_id: Optional[str] = None,
         deps: Any = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """``retry`` as events."""
         return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps)
 

@@ -101,9 +101,7 @@ def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any:
     return _native.canonical(text, kind)
 
 
-def convert(
-    value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None
-) -> Any:
+def convert(value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None) -> Any:
     """A ``request``, a ``response`` or a recorded ``stream`` (to canonical
     only) from one format to another: ``canonical``, ``openai-chat``,
     ``openai-responses``, ``anthropic``, ``gemini``, ``bedrock-converse``,
