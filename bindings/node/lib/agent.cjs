@@ -16,9 +16,32 @@ const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
 const dispatch = require("./dispatch.cjs");
 
+/** @typedef {import("./index").RunOptions} RunOptions */
+/** @typedef {import("./index").ResumeOptions} ResumeOptions */
+/** @typedef {import("./index").Paused} Paused */
+/** @typedef {import("./index").DecisionInput} DecisionInput */
+/** @typedef {import("./index").RunInput} RunInput */
+/** @typedef {import("./index").Turn} Turn */
+/**
+ * The fields of a work description (`decisions`: their JSON text).
+ * @typedef {{ input?: RunInput, turns?: readonly Turn[], runId?: string, threadId?: string, paused?: Paused, decisions?: string }} WorkFields
+ */
+/**
+ * What running a work description reads of a call's options (`store`: checked by onThread first).
+ * @typedef {{ deps?: unknown, store?: import("./index").Store, signal?: AbortSignal }} RunControl
+ */
+/**
+ * `retry`'s options: `store` (with the thread's id), or `turns` (the failed run's history).
+ * @typedef {{ store?: import("./index").Store, turns?: readonly Turn[], runId?: string, threadId?: string, deps?: unknown, signal?: AbortSignal }} RetryOptions
+ */
+
 const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
 
-/** The earlier turns as JSON text: a Response's text is used as it is. */
+/**
+ * The earlier turns as JSON text: a Response's text is used as it is.
+ * @param {unknown} turns
+ * @returns {string | undefined}
+ */
 function turnsJson(turns) {
   if (turns === undefined || turns === null) return undefined;
   if (!Array.isArray(turns)) {
@@ -27,7 +50,12 @@ function turnsJson(turns) {
   return `[${turns.map((t) => (t instanceof Response ? t.toString() : JSON.stringify(t))).join(",")}]`;
 }
 
-/** A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed. */
+/**
+ * A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed.
+ * @param {"run" | "retry" | "resume"} kind
+ * @param {WorkFields} [fields]
+ * @returns {string}
+ */
 function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {}) {
   const parts = [`"kind":"${kind}"`];
   if (input !== undefined) parts.push(`"input":${JSON.stringify(input)}`);
@@ -40,12 +68,21 @@ function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {
   return `{${parts.join(",")}}`;
 }
 
+/**
+ * A paused run's JSON text (a Response's own), or a JSON string of its text.
+ * @param {Paused} paused
+ * @returns {string}
+ */
 function pausedJson(paused) {
   if (paused instanceof Response) return paused.toString();
   // JSON text of a response goes in as a string: the core reads it (and names its syntax errors).
   return JSON.stringify(paused);
 }
 
+/**
+ * @param {Paused} paused
+ * @returns {import("./index").ApprovalRequest[]}
+ */
 function pendingOf(paused) {
   if (paused instanceof Response) return paused.pending;
   try {
@@ -60,6 +97,9 @@ function pendingOf(paused) {
  * Stops run `tag` when `signal` aborts (its future is dropped: the run stops
  * at its next await, its tools' AbortSignals are aborted); returns the
  * function that stops listening.
+ * @param {AbortSignal | undefined} signal
+ * @param {number} tag
+ * @returns {() => void}
  */
 function cancelOn(signal, tag) {
   if (signal === undefined) return () => {};
@@ -68,7 +108,14 @@ function cancelOn(signal, tag) {
   return () => signal.removeEventListener("abort", onAbort);
 }
 
-/** Checks the options of a run on a stored thread. */
+/**
+ * Checks the options of a run on a stored thread.
+ * @param {unknown} store
+ * @param {unknown} threadId
+ * @param {unknown} turns
+ * @param {unknown} runId
+ * @returns {asserts store is Store}
+ */
 function onThread(store, threadId, turns, runId) {
   if (!(store instanceof Store)) throw new ConfigError(`store: expected a Store, got ${describe(store)}`);
   if (typeof threadId !== "string") {
@@ -78,8 +125,13 @@ function onThread(store, threadId, turns, runId) {
   if (runId !== undefined) throw new ConfigError("runId: a run on a stored thread gets its id from the store");
 }
 
-/** The id of a paused run (a Response, its JSON text or object). */
+/**
+ * The id of a paused run (a Response, its JSON text or object).
+ * @param {Paused} paused
+ * @returns {string}
+ */
 function idOf(paused) {
+  /** @type {unknown} */
   let id;
   if (paused instanceof Response) id = paused.id;
   else {
@@ -93,7 +145,11 @@ function idOf(paused) {
   return id;
 }
 
-/** The call whose unexpected failure stopped the run (its error is the cause). */
+/**
+ * The call whose unexpected failure stopped the run (its error is the cause).
+ * @param {import("./index").ResponseDocument} doc
+ * @returns {string | undefined}
+ */
 function firstFailedCall(doc) {
   const messages = doc.messages ?? [];
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -106,11 +162,17 @@ function firstFailedCall(doc) {
   return undefined;
 }
 
-/** A run's response for the caller: a failed run throws RunError. */
+/**
+ * A run's response for the caller: a failed run throws RunError.
+ * @param {string} text
+ * @param {import("./dispatch.cjs").Run | undefined} run
+ * @returns {Response}
+ */
 function finish(text, run) {
   const response = new Response(text);
   if (response.status !== "failed") return response;
   const error = response.error ?? { code: "failed", message: "the run failed without saying why" };
+  /** @type {unknown} */
   let cause;
   if (error.code === "tool_failed" && run?.failures) {
     const id = firstFailedCall(response.toJSON());
@@ -120,10 +182,14 @@ function finish(text, run) {
 }
 
 class Agent {
+  /** @type {any} */
   #native;
+  /** @type {readonly import("./tool.cjs").ToolObject[]} */
   #tools;
+  /** @type {boolean} */
   #keepFailures;
 
+  /** @param {import("./index").AgentOptions} options */
   constructor(options) {
     if (options === null || typeof options !== "object") {
       throw new ConfigError(`Agent: expected options {model, instructions?, tools?...}, got ${describe(options)}`);
@@ -145,7 +211,7 @@ class Agent {
       approvalKey,
       previousApprovalKeys,
       ...unknown
-    } = options;
+    } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
@@ -161,6 +227,7 @@ class Agent {
         `onToolException: expected one of "returnToModel", "returnGeneric", "fail" (or their snake_case spellings), got ${JSON.stringify(onToolException)}`,
       );
     }
+    /** @type {unknown} */
     let nativeModel;
     if (provider !== undefined) {
       if (!(provider instanceof Provider)) {
@@ -194,21 +261,21 @@ class Agent {
         outputSchema === undefined
           ? undefined
           : {
-              name: outputSchema.name ?? "output",
-              schema: toJsonSchema(outputSchema.schema ?? outputSchema, "outputSchema"),
+              name: /** @type {{ name?: string }} */ (outputSchema).name ?? "output",
+              schema: toJsonSchema(/** @type {{ schema?: unknown }} */ (outputSchema).schema ?? outputSchema, "outputSchema"),
             },
     };
-    this.#tools = tools;
+    this.#tools = /** @type {readonly import("./tool.cjs").ToolObject[]} */ (tools);
     this.#keepFailures = onToolException === "fail";
     this.#native = guard(
       () =>
         new native.NativeAgent(
           JSON.stringify(settings),
           nativeModel,
-          tools.map((t) => t._def()),
-          dispatch.dispatcher(tools),
+          this.#tools.map((t) => t._def()),
+          dispatch.dispatcher(this.#tools),
           dispatch.abort,
-          dispatch.approver(tools),
+          dispatch.approver(this.#tools),
         ),
     );
   }
@@ -223,14 +290,20 @@ class Agent {
     return JSON.parse(this.#native.settings);
   }
 
-  /** Runs a work description to its end; `store` (a Store) runs it on a stored thread. */
+  /**
+   * Runs a work description to its end; `store` (a Store) runs it on a stored thread.
+   * @param {"run" | "retry" | "resume"} kind
+   * @param {WorkFields} fields
+   * @param {RunControl} control
+   * @returns {Promise<Response>}
+   */
   async #go(kind, fields, { deps, store, signal }) {
     if (store !== undefined && signal !== undefined) {
       throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
     }
     signal?.throwIfAborted();
     const work = workJson(kind, fields);
-    const nativeStore = store === undefined ? undefined : await store._native();
+    const nativeStore = store === undefined ? undefined : await /** @type {Store} */ (store)._native();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     const stop = cancelOn(signal, tag);
     try {
@@ -244,7 +317,13 @@ class Agent {
     }
   }
 
-  /** A work description as events; on a stored thread, the store opens first. */
+  /**
+   * A work description as events; on a stored thread, the store opens first.
+   * @param {"run" | "retry" | "resume"} kind
+   * @param {WorkFields} fields
+   * @param {RunControl} control
+   * @returns {RunStream}
+   */
   #events(kind, fields, { deps, store }) {
     const work = workJson(kind, fields);
     const tag = dispatch.beginRun(deps, this.#keepFailures);
@@ -252,7 +331,7 @@ class Agent {
       const open =
         store === undefined
           ? guard(() => this.#native.stream(tag, work, undefined))
-          : store._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
+          : /** @type {Store} */ (store)._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
       return new RunStream(open, tag);
     } catch (e) {
       dispatch.endRun(tag);
@@ -266,6 +345,9 @@ class Agent {
    * to every tool as `ctx.deps`), `signal` (an AbortSignal). With `store` and
    * `threadId`, the run is on a stored thread: its history comes from the
    * store, each step is committed as it completes.
+   * @param {RunInput} input
+   * @param {RunOptions} [options]
+   * @returns {Promise<Response>}
    */
   async run(input, options = {}) {
     const { turns, runId, threadId, store } = options;
@@ -280,12 +362,22 @@ class Agent {
    * (refused with StoreError `conflict` unless its last run failed). Without
    * a store: `retry(undefined, { turns })`, the failed run's history, its
    * Response last.
+   * @param {string | undefined} threadId
+   * @param {RetryOptions} [options]
+   * @returns {Promise<Response>}
    */
   async retry(threadId, options = {}) {
     const { store, turns, runId } = options;
     return this.#go("retry", this.#retryFields(threadId, store, turns, runId), options);
   }
 
+  /**
+   * @param {string | undefined} threadId
+   * @param {import("./index").Store | undefined} store
+   * @param {readonly Turn[] | undefined} turns
+   * @param {string | undefined} runId
+   * @returns {WorkFields}
+   */
   #retryFields(threadId, store, turns, runId) {
     if (store !== undefined) {
       onThread(store, threadId, turns, runId);
@@ -297,14 +389,24 @@ class Agent {
     return { turns, runId, threadId };
   }
 
-  /** The run as events (`for await (const e of agent.stream(input))`); with `store`, on a stored thread. */
+  /**
+   * The run as events (`for await (const e of agent.stream(input))`); with `store`, on a stored thread.
+   * @param {RunInput} input
+   * @param {RunOptions} [options]
+   * @returns {RunStream}
+   */
   stream(input, options = {}) {
     const { turns, runId, threadId, store } = options;
     if (store !== undefined) onThread(store, threadId, turns, runId);
     return this.#events("run", { input, turns, runId, threadId }, options);
   }
 
-  /** `retry` as events. */
+  /**
+   * `retry` as events.
+   * @param {string | undefined} threadId
+   * @param {RetryOptions} [options]
+   * @returns {RunStream}
+   */
   retryStream(threadId, options = {}) {
     const { store, turns, runId } = options;
     return this.#events("retry", this.#retryFields(threadId, store, turns, runId), options);
@@ -316,11 +418,21 @@ class Agent {
    * `paused` is the paused Response, its JSON text or its object. Refused
    * decisions throw DecisionError and nothing runs. With `store`, the paused
    * run is the one stored on its thread (the response names it).
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} [options]
+   * @returns {Promise<Response>}
    */
   async resume(paused, decisions, options = {}) {
     return this.#go("resume", this.#resumeFields(paused, decisions, options), options);
   }
 
+  /**
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} options
+   * @returns {WorkFields}
+   */
   #resumeFields(paused, decisions, { turns, store }) {
     const d = JSON.stringify(withDigests(decisions, pendingOf(paused)));
     if (store === undefined) return { paused, decisions: d, turns };
@@ -328,7 +440,13 @@ class Agent {
     return { runId: idOf(paused), decisions: d };
   }
 
-  /** `resume` as events. */
+  /**
+   * `resume` as events.
+   * @param {Paused} paused
+   * @param {readonly DecisionInput[]} decisions
+   * @param {ResumeOptions} [options]
+   * @returns {RunStream}
+   */
   resumeStream(paused, decisions, options = {}) {
     return this.#events("resume", this.#resumeFields(paused, decisions, options), options);
   }
@@ -351,10 +469,16 @@ class Agent {
  * run: it finishes, so that what it stores stays consistent.
  */
 class RunStream {
+  /** @type {any} */
   #native;
+  /** @type {number} */
   #tag;
   #done = false;
 
+  /**
+   * @param {any} nativeStream
+   * @param {number} tag
+   */
   constructor(nativeStream, tag) {
     // A native stream, or a promise of one (a store still opening).
     this.#native = Promise.resolve(nativeStream);
@@ -362,8 +486,10 @@ class RunStream {
     this.#tag = tag;
   }
 
+  /** @returns {Promise<IteratorResult<import("./index").RunEvent, undefined>>} */
   async next() {
     if (this.#done) return { done: true, value: undefined };
+    /** @type {string | null | undefined} */
     let text;
     try {
       text = await (await this.#native).next().catch(rethrow);
@@ -384,7 +510,10 @@ class RunStream {
     return { done: false, value: JSON.parse(text) };
   }
 
-  /** Leaving the loop early: the run goes on; its events are read to the end in the background. */
+  /**
+   * Leaving the loop early: the run goes on; its events are read to the end in the background.
+   * @returns {Promise<IteratorResult<import("./index").RunEvent, undefined>>}
+   */
   async return() {
     if (!this.#done) {
       this.#done = true;
@@ -407,14 +536,19 @@ class RunStream {
     dispatch.endRun(this.#tag);
   }
 
+  /** @returns {RunStream} */
   [Symbol.asyncIterator]() {
     return this;
   }
 
-  /** Skips to the end: the final Response (throws RunError for a failed run). */
+  /**
+   * Skips to the end: the final Response (throws RunError for a failed run).
+   * @returns {Promise<Response>}
+   */
   async response() {
     for await (const e of this) {
-      if (e.type === "run_completed") return e.response;
+      // The Response of index.d.ts is this one (response.cjs).
+      if (e.type === "run_completed") return /** @type {Response} */ (/** @type {unknown} */ (e.response));
     }
     throw new RunError("the run ended without a response", { code: "run_aborted" });
   }

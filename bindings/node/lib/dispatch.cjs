@@ -13,13 +13,30 @@ const { isToolError } = require("./errors.cjs");
 const { problems } = require("./schema.cjs");
 const { isContent } = require("./content.cjs");
 
-/** Runs in flight, by tag: their `deps`, and failed tools' errors under `fail`. */
+/**
+ * A run in flight: its `deps`, and failed tools' errors (by call id) under `fail`.
+ * @typedef {{ deps: unknown, failures: Map<string, unknown> | null }} Run
+ */
+/** @typedef {import("./tool.cjs").ToolObject} ToolObject */
+
+/**
+ * Runs in flight, by tag.
+ * @type {Map<number, Run>}
+ */
 const runs = new Map();
 let nextTag = 1;
-/** Calls in flight, by token: their AbortController. */
+/**
+ * Calls in flight, by token: their AbortController.
+ * @type {Map<number, AbortController>}
+ */
 const calls = new Map();
 
-/** Registers a run; returns its tag. */
+/**
+ * Registers a run; returns its tag.
+ * @param {unknown} deps
+ * @param {boolean} keepFailures
+ * @returns {number}
+ */
 function beginRun(deps, keepFailures) {
   const tag = nextTag;
   nextTag = nextTag >= 0xfffffff0 ? 1 : nextTag + 1;
@@ -27,13 +44,21 @@ function beginRun(deps, keepFailures) {
   return tag;
 }
 
-/** Forgets a run; returns what it kept. */
+/**
+ * Forgets a run; returns what it kept.
+ * @param {number} tag
+ * @returns {Run | undefined}
+ */
 function endRun(tag) {
   const run = runs.get(tag);
   runs.delete(tag);
   return run;
 }
 
+/**
+ * @param {number} token
+ * @param {unknown} value
+ */
 function ok(token, value) {
   calls.delete(token);
   // A returned ToolError says what a thrown one does.
@@ -47,12 +72,18 @@ function ok(token, value) {
     if (blocks) text = JSON.stringify(value.blocks);
     else text = value === undefined || value === null ? undefined : JSON.stringify(value);
   } catch (e) {
-    native.complete(token, 2, `the tool's return value cannot be written as JSON: ${e?.message ?? e}`, "TypeError");
+    native.complete(token, 2, `the tool's return value cannot be written as JSON: ${/** @type {Error} */ (e)?.message ?? e}`, "TypeError");
     return;
   }
   native.complete(token, blocks ? 4 : 0, text, undefined);
 }
 
+/**
+ * @param {number} token
+ * @param {Run | undefined} run
+ * @param {string} callId
+ * @param {any} e what the tool threw
+ */
 function failed(token, run, callId, e) {
   calls.delete(token);
   if (isToolError(e)) {
@@ -66,13 +97,22 @@ function failed(token, run, callId, e) {
   native.complete(token, 2, message, name);
 }
 
-/** The schema refused the arguments: its issues, for the model. */
+/**
+ * The schema refused the arguments: its issues, for the model.
+ * @param {number} token
+ * @param {Iterable<unknown>} issues
+ */
 function refused(token, issues) {
   calls.delete(token);
   native.complete(token, 3, JSON.stringify(problems(issues)), undefined);
 }
 
-/** Calls `then` with `v`, now or when the promise `v` settles. */
+/**
+ * Calls `then` with `v`, now or when the promise `v` settles.
+ * @param {any} v
+ * @param {(value: any) => void} then
+ * @param {(error: unknown) => void} fail
+ */
 function settle(v, then, fail) {
   if (v !== null && typeof v === "object" && typeof v.then === "function") {
     v.then(then, fail);
@@ -81,9 +121,13 @@ function settle(v, then, fail) {
   }
 }
 
-/** The dispatcher of an agent's tools (`tools[index]`). */
+/**
+ * The dispatcher of an agent's tools (`tools[index]`).
+ * @param {readonly ToolObject[]} tools
+ */
 function dispatcher(tools) {
   // The native module hands the arguments over as one array.
+  /** @param {[tag: number, index: number, token: number, argsJson: string, runId: string, threadId: string | null, callId: string, remainingMs: number]} args */
   return function call([tag, index, token, argsJson, runId, threadId, callId, remainingMs]) {
     const run = runs.get(tag);
     try {
@@ -100,19 +144,19 @@ function dispatcher(tools) {
         deadline: Date.now() + remainingMs,
         deps: run?.deps,
       };
-      const fail = (e) => failed(token, run, callId, e);
+      const fail = (/** @type {unknown} */ e) => failed(token, run, callId, e);
       const args = JSON.parse(argsJson);
-      const start = (checked) => {
+      const start = (/** @type {{ value?: unknown, issues?: Iterable<unknown> }} */ checked) => {
         if (checked.issues !== undefined) {
           refused(token, checked.issues);
           return;
         }
-        settle(t.execute(checked.value, ctx), (v) => ok(token, v), fail);
+        settle(t.execute(checked.value, ctx), (/** @type {unknown} */ v) => ok(token, v), fail);
       };
       if (t._check === undefined) {
         start({ value: args });
       } else {
-        settle(t._check(args), (checked) => {
+        settle(t._check(args), (/** @type {{ value?: unknown, issues?: Iterable<unknown> }} */ checked) => {
           try {
             start(checked);
           } catch (e) {
@@ -130,7 +174,10 @@ function dispatcher(tools) {
   };
 }
 
-/** Aborts a call the engine gave up on (its timeout passed, or its run stopped). */
+/**
+ * Aborts a call the engine gave up on (its timeout passed, or its run stopped).
+ * @param {number} token
+ */
 function abort(token) {
   const controller = calls.get(token);
   if (controller === undefined) return;
@@ -142,20 +189,23 @@ function abort(token) {
   }
 }
 
-/** The `needsApproval` check of an agent's tools: a failing check waits for a human. */
+/**
+ * The `needsApproval` check of an agent's tools: a failing check waits for a human.
+ * @param {readonly ToolObject[]} tools
+ */
 function approver(tools) {
-  return function approve(args) {
+  return function approve(/** @type {[index: number, argsJson: string]} */ args) {
     const [index, argsJson] = args;
     const t = tools[index];
     try {
-      const v = t.needsApproval(JSON.parse(argsJson));
+      const v = /** @type {(args: unknown) => any} */ (t.needsApproval)(JSON.parse(argsJson));
       if (typeof v?.then === "function") {
         process.emitWarning(`parlance: the needsApproval check of ${t.name} returned a promise (it must return a boolean); the call waits for approval`);
         return true;
       }
       return Boolean(v);
     } catch (e) {
-      process.emitWarning(`parlance: the needsApproval check of ${t.name} threw (${e?.message ?? e}); the call waits for approval`);
+      process.emitWarning(`parlance: the needsApproval check of ${t.name} threw (${/** @type {Error} */ (e)?.message ?? e}); the call waits for approval`);
       return true;
     }
   };

@@ -8,6 +8,10 @@ const TOOL_ERROR = Symbol.for("parlance.ToolError");
 
 /** The base of every error parlance throws. */
 class ParlanceError extends Error {
+  /**
+   * @param {string} message
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, options) {
     super(message, options);
     this.name = new.target.name;
@@ -21,6 +25,10 @@ class ParlanceError extends Error {
  * (`tool_failed`).
  */
 class ToolError extends Error {
+  /**
+   * @param {string} message
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, options) {
     super(message, options);
     this.name = "ToolError";
@@ -30,9 +38,13 @@ class ToolError extends Error {
   }
 }
 
-/** Whether `e` is a ToolError (of this copy of the package or another). */
+/**
+ * Whether `e` is a ToolError (of this copy of the package or another).
+ * @param {unknown} e
+ * @returns {e is ToolError}
+ */
 function isToolError(e) {
-  return e instanceof ToolError || (e != null && e[TOOL_ERROR] === true);
+  return e instanceof ToolError || (e != null && /** @type {{ [TOOL_ERROR]?: unknown }} */ (e)[TOOL_ERROR] === true);
 }
 
 /**
@@ -43,6 +55,10 @@ function isToolError(e) {
  * error is the `cause`.
  */
 class RunError extends ParlanceError {
+  /**
+   * @param {string} message
+   * @param {{ code?: string, detail?: import("./index").JsonValue, response?: import("./response.cjs").Response | null, cause?: unknown }} [options]
+   */
   constructor(message, { code = "failed", detail = null, response = null, cause } = {}) {
     super(`run failed (${code}): ${message}`, cause === undefined ? undefined : { cause });
     this.code = code;
@@ -53,6 +69,10 @@ class RunError extends ParlanceError {
 
 /** A document is not canonical: `path` names where, `detail` what is wrong. */
 class FormatError extends ParlanceError {
+  /**
+   * @param {string} message
+   * @param {{ path?: string, detail?: string }} [options]
+   */
   constructor(message, { path = "", detail = message } = {}) {
     super(message);
     this.path = path;
@@ -62,6 +82,10 @@ class FormatError extends ParlanceError {
 
 /** A decision was refused (nothing ran): `path` names the decision. */
 class DecisionError extends ParlanceError {
+  /**
+   * @param {string} message
+   * @param {{ path?: string, detail?: string }} [options]
+   */
   constructor(message, { path = "", detail = message } = {}) {
     super(message);
     this.path = path;
@@ -80,6 +104,10 @@ class ConfigError extends ParlanceError {}
  * `conflict`, `lease_lost`, `corrupt`, `unstorable` or `database`.
  */
 class StoreError extends ParlanceError {
+  /**
+   * @param {string} message
+   * @param {{ kind?: string }} [options]
+   */
   constructor(message, { kind = "database" } = {}) {
     super(message);
     this.kind = kind;
@@ -88,7 +116,11 @@ class StoreError extends ParlanceError {
 
 const MARKER = "\u0000parlance:";
 
-/** The error a native error stands for. */
+/**
+ * The error a native error stands for.
+ * @param {any} e
+ * @returns {unknown}
+ */
 function translate(e) {
   const m = e?.message;
   if (typeof m !== "string" || !m.startsWith(MARKER)) return e;
@@ -112,12 +144,21 @@ function translate(e) {
   }
 }
 
-/** Rethrows a native error as its class (for `.catch` and `catch` blocks). */
+/**
+ * Rethrows a native error as its class (for `.catch` and `catch` blocks).
+ * @param {unknown} e
+ * @returns {never}
+ */
 function rethrow(e) {
   throw translate(e);
 }
 
-/** Calls `f`; a native error comes out as its class. */
+/**
+ * Calls `f`; a native error comes out as its class.
+ * @template T
+ * @param {() => T} f
+ * @returns {T}
+ */
 function guard(f) {
   try {
     return f();

@@ -7,20 +7,35 @@
 const native = require("./native.cjs");
 const { guard } = require("./errors.cjs");
 
+/** @typedef {import("./index").DocumentKind} DocumentKind */
+
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
 function text(value) {
   const t = JSON.stringify(value);
   // undefined, a function...: not JSON at all; the reader says what it got.
   return t === undefined ? "null" : t;
 }
 
-/** The document as JSON text: a string is JSON text already, a Buffer its UTF-8. */
+/**
+ * The document as JSON text: a string is JSON text already, a Buffer its UTF-8.
+ * @param {unknown} value
+ * @returns {string}
+ */
 function documentText(value) {
   if (typeof value === "string") return value;
   if (value instanceof Uint8Array) return Buffer.from(value).toString("utf8");
   return text(value);
 }
 
-/** Reads a document (value or JSON text) as `kind`, or the kind its fields say. */
+/**
+ * Reads a document (value or JSON text) as `kind`, or the kind its fields say.
+ * @param {unknown} value
+ * @param {DocumentKind | undefined} kind
+ * @returns {{ kind: DocumentKind, canonical: string }}
+ */
 function read(value, kind) {
   return guard(() => native.canonical(kind ?? undefined, documentText(value)));
 }
@@ -31,6 +46,9 @@ function read(value, kind) {
  * decision, tool_spec — or, without a kind, as the kind its fields say (as
  * `parlance validate` does). Older shapes are read into today's. Throws
  * FormatError naming the JSON path of the first problem.
+ * @param {unknown} value
+ * @param {DocumentKind} [kind]
+ * @returns {import("./index").JsonValue}
  */
 function canonical(value, kind) {
   return JSON.parse(read(value, kind).canonical);
@@ -40,12 +58,20 @@ function canonical(value, kind) {
  * Checks `value` (parsed, or JSON text) as a `kind` document, or as the
  * kind its fields say; throws FormatError when it is not canonical.
  * Returns the kind it was read as.
+ * @param {unknown} value
+ * @param {DocumentKind} [kind]
+ * @returns {DocumentKind}
  */
 function validate(value, kind) {
   return read(value, kind).kind;
 }
 
-/** The canonical JSON text of `value`, byte-identical to the Rust core's. */
+/**
+ * The canonical JSON text of `value`, byte-identical to the Rust core's.
+ * @param {unknown} value
+ * @param {DocumentKind} [kind]
+ * @returns {string}
+ */
 function stringify(value, kind) {
   return read(value, kind).canonical;
 }
@@ -54,6 +80,9 @@ function stringify(value, kind) {
  * Reads JSON text as a `kind` document (or the kind its fields say) and
  * gives its canonical form; JSON syntax errors are worded as in Rust
  * (`(root): invalid JSON at line 1 column 17: ...`).
+ * @param {string} jsonText
+ * @param {DocumentKind} [kind]
+ * @returns {import("./index").JsonValue}
  */
 function parse(jsonText, kind) {
   return JSON.parse(read(String(jsonText), kind).canonical);
@@ -67,6 +96,9 @@ function parse(jsonText, kind) {
  * convert` does). Writing a provider's request needs `model` (or a model
  * named by the input). Anything dropped on the way is a process warning
  * (`ParlanceConvertWarning`); `onWarning` receives them instead.
+ * @param {unknown} value
+ * @param {{ from?: string, to?: string, kind?: "request" | "response" | "stream", model?: string, onWarning?: (warning: string) => void }} [options]
+ * @returns {import("./index").JsonValue}
  */
 function convert(value, { from, to, kind = "request", model, onWarning } = {}) {
   // A recorded stream may be its raw text (SSE, or JSON lines) or a Buffer of it.
@@ -75,14 +107,18 @@ function convert(value, { from, to, kind = "request", model, onWarning } = {}) {
   const { output, warnings } = JSON.parse(
     guard(() => native.convert(input, String(from), String(to), String(kind), model)),
   );
-  for (const w of warnings) {
+  for (const w of /** @type {string[]} */ (warnings)) {
     if (onWarning) onWarning(w);
     else process.emitWarning(w, "ParlanceConvertWarning");
   }
   return output;
 }
 
-/** A published JSON Schema: message (default), content-block, tool-spec, response, decision. */
+/**
+ * A published JSON Schema: message (default), content-block, tool-spec, response, decision.
+ * @param {string} [name]
+ * @returns {{ [key: string]: import("./index").JsonValue }}
+ */
 function schema(name = "message") {
   return JSON.parse(guard(() => native.schema(name)));
 }

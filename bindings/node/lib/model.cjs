@@ -39,6 +39,7 @@ function hosted(obj, fallbackProvider, fallbackModelId) {
 }
 
 class Model {
+  /** @type {any} */
   #native;
   #provider;
   #modelId;
@@ -53,6 +54,8 @@ class Model {
    * is a model written in JavaScript: it calls `super()` (or
    * `super({ provider, modelId })`, what it reports: default "javascript"
    * and the class's name).
+   * @param {string | { provider?: string, modelId?: string }} [spec]
+   * @param {import("./index").ModelSettings} [settings]
    */
   constructor(spec, settings) {
     if (spec instanceof native.NativeModel) {
@@ -86,11 +89,17 @@ class Model {
     );
   }
 
-  /** The provider's name (`openai`, `anthropic`...; "javascript" for a model written in JavaScript). */
+  /**
+   * The provider's name (`openai`, `anthropic`...; "javascript" for a model written in JavaScript).
+   * @returns {string}
+   */
   get provider() {
     return this.#native?.provider ?? this.#provider ?? JAVASCRIPT;
   }
-  /** The model's id (a model written in JavaScript: its class's name unless it says its own). */
+  /**
+   * The model's id (a model written in JavaScript: its class's name unless it says its own).
+   * @returns {string}
+   */
   get modelId() {
     return this.#native?.modelId ?? this.#modelId ?? className(this);
   }

@@ -5,13 +5,19 @@
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
 
+/** @returns {string} */
 function platformName() {
   const { platform, arch } = process;
   if (platform !== "linux") return `${platform}-${arch}`;
-  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
+  const report = /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */ (process.report?.getReport?.());
+  const glibc = report?.header?.glibcVersionRuntime;
   return `linux-${arch}-${glibc ? "gnu" : "musl"}`;
 }
 
+/**
+ * The native module (its functions are typed where they are called).
+ * @returns {any}
+ */
 function load() {
   const name = platformName();
   const file = join(__dirname, "..", `parlance.${name}.node`);

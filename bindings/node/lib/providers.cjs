@@ -10,6 +10,7 @@ const { Model } = require("./model.cjs");
 class Provider {
   /** The provider's name in model strings. */
   static id = "";
+  /** @type {import("./index").ModelSettings} */
   #settings;
 
   /**
@@ -17,17 +18,25 @@ class Provider {
    * retry {maxRetries, initialBackoff, maxBackoff, maxRetryAfter} (ms) or
    * maxRetries, apiVersion and azureAdToken (Azure), region and
    * awsCredentials (Bedrock).
+   * @param {import("./index").ModelSettings} [settings]
    */
   constructor(settings = {}) {
     this.#settings = { ...settings };
   }
 
-  /** The provider's name. */
+  /**
+   * The provider's name.
+   * @returns {string}
+   */
   get name() {
-    return this.constructor.id;
+    return /** @type {typeof Provider} */ (this.constructor).id;
   }
 
-  /** The model `name` of this provider ("gpt-4o-mini"; a `provider:` prefix is allowed). */
+  /**
+   * The model `name` of this provider ("gpt-4o-mini"; a `provider:` prefix is allowed).
+   * @param {string} name
+   * @returns {Model}
+   */
   model(name) {
     const prefix = `${this.name}:`;
     const id = typeof name === "string" && name.startsWith(prefix) ? name.slice(prefix.length) : name;

@@ -6,11 +6,18 @@
 const native = require("./native.cjs");
 const { guard } = require("./errors.cjs");
 
+/** @typedef {import("./index").ResponseDocument} ResponseDocument */
+
 class Response {
+  /** @type {string} */
   #text;
+  /** @type {ResponseDocument | undefined} */
   #doc;
 
-  /** @internal From the canonical text; use `Response.fromJSON` for yours. */
+  /**
+   * @internal From the canonical text; use `Response.fromJSON` for yours.
+   * @param {string} text
+   */
   constructor(text) {
     this.#text = text;
   }
@@ -18,21 +25,30 @@ class Response {
   /**
    * Reads a response from canonical JSON (text or a parsed value), strictly:
    * anything unknown or malformed is a FormatError naming its path.
+   * @param {string | ResponseDocument} value
+   * @returns {Response}
    */
   static fromJSON(value) {
     const text = typeof value === "string" ? value : JSON.stringify(value);
-    return new Response(guard(() => native.canonical("response", text).canonical));
+    return new Response(guard(() => /** @type {string} */ (native.canonical("response", text).canonical)));
   }
 
+  /** @returns {ResponseDocument} */
   get #d() {
     return (this.#doc ??= JSON.parse(this.#text));
   }
 
-  /** The run's id. */
+  /**
+   * The run's id.
+   * @returns {string | undefined}
+   */
   get id() {
     return this.#d.id ?? undefined;
   }
-  /** The thread the run belongs to, if any. */
+  /**
+   * The thread the run belongs to, if any.
+   * @returns {string | undefined}
+   */
   get threadId() {
     return this.#d.thread_id ?? undefined;
   }
@@ -54,9 +70,14 @@ class Response {
     if (o === null || o === undefined) return "";
     return typeof o === "string" ? o : JSON.stringify(o);
   }
-  /** Token counts summed over the run. */
+  /**
+   * Token counts summed over the run.
+   * @returns {import("./index").Usage}
+   */
   get usage() {
+    /** @type {Partial<ResponseDocument["usage"]>} */
     const u = this.#d.usage ?? {};
+    /** @type {import("./index").Usage} */
     const usage = {
       inputTokens: u.input_tokens ?? 0,
       outputTokens: u.output_tokens ?? 0,
@@ -67,7 +88,10 @@ class Response {
     if (u.reasoning_tokens != null) usage.reasoningTokens = u.reasoning_tokens;
     return usage;
   }
-  /** Why the model stopped, when it said. */
+  /**
+   * Why the model stopped, when it said.
+   * @returns {import("./index").FinishReason | undefined}
+   */
   get finishReason() {
     return this.#d.finish_reason ?? undefined;
   }
@@ -75,11 +99,17 @@ class Response {
   get pending() {
     return this.#d.pending ?? [];
   }
-  /** Why the run failed: `{code, message, cause}`. */
+  /**
+   * Why the run failed: `{code, message, cause}`.
+   * @returns {import("./format").RunError | undefined}
+   */
   get error() {
     return this.#d.error ?? undefined;
   }
-  /** The canonical object (what `JSON.stringify(response)` writes). */
+  /**
+   * The canonical object (what `JSON.stringify(response)` writes).
+   * @returns {ResponseDocument}
+   */
   toJSON() {
     return JSON.parse(this.#text);
   }

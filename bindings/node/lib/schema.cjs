@@ -9,11 +9,19 @@
 
 const { ConfigError } = require("./errors.cjs");
 
+/**
+ * @param {unknown} v
+ * @returns {v is { [key: string]: unknown }}
+ */
 function isPlainObject(v) {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** Zod 4 releases before Standard JSON Schema: its own converter. */
+/**
+ * Zod 4 releases before Standard JSON Schema: its own converter.
+ * @param {any} schema
+ * @returns {unknown}
+ */
 function zodFallback(schema) {
   try {
     // Resolved from the user's installation (zod is an optional peer).
@@ -27,8 +35,12 @@ function zodFallback(schema) {
 /**
  * The JSON Schema of `parameters` (`what` names it in errors), without the
  * `$schema` key no provider wants in a tool's parameters.
+ * @param {any} parameters a JSON Schema object or a Standard Schema, as the user gave it
+ * @param {string} what
+ * @returns {{ [key: string]: unknown }}
  */
 function toJsonSchema(parameters, what) {
+  /** @type {unknown} */
   let schema;
   const std = parameters?.["~standard"];
   if (std !== undefined) {
@@ -36,7 +48,7 @@ function toJsonSchema(parameters, what) {
       try {
         schema = std.jsonSchema.input({ target: "draft-2020-12" });
       } catch (e) {
-        throw new ConfigError(`${what}: the ${std.vendor} schema cannot be written as JSON Schema: ${e?.message ?? e}`);
+        throw new ConfigError(`${what}: the ${std.vendor} schema cannot be written as JSON Schema: ${/** @type {Error} */ (e)?.message ?? e}`);
       }
     } else if (std.vendor === "zod") {
       schema = zodFallback(parameters);
@@ -58,7 +70,7 @@ function toJsonSchema(parameters, what) {
     throw new ConfigError(`${what}: expected a JSON Schema object, got ${describe(schema)}`);
   }
   if ("$schema" in schema) {
-    const { $schema, ...rest } = schema;
+    const { $schema: _, ...rest } = schema;
     return rest;
   }
   return schema;
@@ -70,20 +82,24 @@ function toJsonSchema(parameters, what) {
  * coercion; what `schema.parse(args)` does), giving `{ value }` or
  * `{ issues }`, possibly as a promise. Undefined for a JSON Schema object:
  * the engine's validation is all there is.
+ * @param {any} parameters
+ * @returns {((args: unknown) => unknown) | undefined}
  */
 function argumentCheck(parameters) {
   const std = parameters?.["~standard"];
   if (typeof std?.validate !== "function") return undefined;
-  return (args) => std.validate(args);
+  return (/** @type {unknown} */ args) => std.validate(args);
 }
 
 /**
  * Standard Schema issues as the engine's problems: `{ path, message }`,
  * the path made of keys (strings) and array indexes (numbers).
+ * @param {Iterable<any>} issues
+ * @returns {{ path: (string | number)[], message: string }[]}
  */
 function problems(issues) {
   return Array.from(issues, (issue) => ({
-    path: Array.from(issue?.path ?? [], (step) => {
+    path: Array.from(/** @type {Iterable<any>} */ (issue?.path ?? []), (step) => {
       const key = step !== null && typeof step === "object" ? step.key : step;
       return typeof key === "number" ? key : String(key);
     }),
@@ -91,6 +107,11 @@ function problems(issues) {
   }));
 }
 
+/**
+ * What `v` is, for an error message.
+ * @param {unknown} v
+ * @returns {string}
+ */
 function describe(v) {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";

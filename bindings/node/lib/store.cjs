@@ -9,13 +9,17 @@ const { ConfigError, guard, rethrow } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
 
 class Store {
+  /** @type {string} */
   #url;
+  /** @type {Promise<any>} the open native store */
   #ready;
 
   /**
    * `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`. Options:
    * `lease` (ms a run holds its thread without renewing, default 30000),
    * `redact` (secrets scrubbed from everything stored from now on).
+   * @param {string} url
+   * @param {import("./index").StoreOptions} [options]
    */
   constructor(url, options = {}) {
     if (typeof url !== "string" || url === "") {
@@ -30,7 +34,12 @@ class Store {
     this.#ready.catch(() => {});
   }
 
-  /** Opens a store now; a store that cannot be opened throws StoreError here. */
+  /**
+   * Opens a store now; a store that cannot be opened throws StoreError here.
+   * @param {string} url
+   * @param {import("./index").StoreOptions} [options]
+   * @returns {Promise<Store>}
+   */
   static async open(url, options) {
     const s = new Store(url, options);
     await s.#ready;
@@ -42,63 +51,114 @@ class Store {
     return this.#url;
   }
 
+  /**
+   * One query of the native store (see parlance_bindings' store queries): its answer, parsed.
+   * @param {string} op
+   * @param {{ [field: string]: unknown }} [fields]
+   * @returns {Promise<any>}
+   */
   async #q(op, fields = {}) {
     const s = await this.#ready;
     const text = await guard(() => s.query(JSON.stringify({ op, ...fields }))).catch(rethrow);
     return JSON.parse(text);
   }
 
-  /** A new thread (`metadata`: any JSON object); its id. */
+  /**
+   * A new thread (`metadata`: any JSON object); its id.
+   * @param {{ [key: string]: import("./index").JsonValue }} [metadata]
+   * @returns {Promise<string>}
+   */
   async createThread(metadata) {
     return (await this.#q("create_thread", { metadata })).id;
   }
 
-  /** The thread: `id`, `owner`, `metadata`, `created_at`, `updated_at` (ms since the epoch). */
+  /**
+   * The thread: `id`, `owner`, `metadata`, `created_at`, `updated_at` (ms since the epoch).
+   * @param {string} threadId
+   * @returns {Promise<import("./index").ThreadRecord>}
+   */
   async thread(threadId) {
     return this.#q("thread", { threadId });
   }
 
-  /** A page of threads, oldest first: `{items, next}`; pass `next` as `after` for the next page. */
+  /**
+   * A page of threads, oldest first: `{items, next}`; pass `next` as `after` for the next page.
+   * @param {{ after?: string, limit?: number }} [options]
+   * @returns {Promise<import("./index").Page<import("./index").ThreadRecord>>}
+   */
   async threads({ after, limit } = {}) {
     return this.#q("threads", { after, limit });
   }
 
-  /** The thread's messages, in order (canonical). */
+  /**
+   * The thread's messages, in order (canonical).
+   * @param {string} threadId
+   * @returns {Promise<import("./index").Message[]>}
+   */
   async messages(threadId) {
     return this.#q("messages", { threadId });
   }
 
-  /** `limit` stored messages from position `start`: `{seq, run_id, message}`. */
+  /**
+   * `limit` stored messages from position `start`: `{seq, run_id, message}`.
+   * @param {string} threadId
+   * @param {{ start?: number, limit?: number }} [options]
+   * @returns {Promise<import("./index").StoredMessage[]>}
+   */
   async messagePage(threadId, { start, limit } = {}) {
     return this.#q("message_page", { threadId, start, limit });
   }
 
-  /** The thread's runs, oldest first (id, status, usage, error, output...). */
+  /**
+   * The thread's runs, oldest first (id, status, usage, error, output...).
+   * @param {string} threadId
+   * @returns {Promise<import("./index").RunRecord[]>}
+   */
   async runs(threadId) {
     return this.#q("runs", { threadId });
   }
 
-  /** One run's record. */
+  /**
+   * One run's record.
+   * @param {string} runId
+   * @returns {Promise<import("./index").RunRecord>}
+   */
   async run(runId) {
     return this.#q("run", { runId });
   }
 
-  /** What tools kept for operators (never sent to the model): `{seq, tool_call_id, artifact}`. */
+  /**
+   * What tools kept for operators (never sent to the model): `{seq, tool_call_id, artifact}`.
+   * @param {string} threadId
+   * @returns {Promise<import("./index").ArtifactRecord[]>}
+   */
   async artifacts(threadId) {
     return this.#q("artifacts", { threadId });
   }
 
-  /** Runs waiting for decisions, the most recently paused first. */
+  /**
+   * Runs waiting for decisions, the most recently paused first.
+   * @param {{ limit?: number }} [options]
+   * @returns {Promise<import("./index").RunRecord[]>}
+   */
   async waitingRuns({ limit } = {}) {
     return this.#q("waiting", { limit });
   }
 
-  /** Deletes a thread (refused while a run is active on it; `force`: also when a run waits there). */
+  /**
+   * Deletes a thread (refused while a run is active on it; `force`: also when a run waits there).
+   * @param {string} threadId
+   * @param {{ force?: boolean }} [options]
+   * @returns {Promise<void>}
+   */
   async deleteThread(threadId, { force } = {}) {
     await this.#q("delete_thread", { threadId, force });
   }
 
-  /** @internal The open native store. */
+  /**
+   * @internal The open native store.
+   * @returns {Promise<any>}
+   */
   _native() {
     return this.#ready;
   }

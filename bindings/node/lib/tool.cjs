@@ -10,11 +10,22 @@ const { toJsonSchema, argumentCheck, describe } = require("./schema.cjs");
 
 const TOOL = Symbol.for("parlance.Tool");
 
-/** Whether `v` was made by `tool()`. */
+/** @typedef {import("./index").Tool & { _check: ((args: unknown) => unknown) | undefined, _def(): object }} ToolObject */
+
+/**
+ * Whether `v` was made by `tool()`.
+ * @param {unknown} v
+ * @returns {v is ToolObject}
+ */
 function isTool(v) {
-  return v != null && v[TOOL] === true;
+  return v != null && /** @type {{ [TOOL]?: unknown }} */ (v)[TOOL] === true;
 }
 
+/**
+ * Defines a tool (types: `tool` in index.d.ts).
+ * @param {any} def
+ * @returns {ToolObject}
+ */
 function tool(def) {
   if (def === null || typeof def !== "object") {
     throw new ConfigError(`tool: expected {name, description, parameters, execute}, got ${describe(def)}`);

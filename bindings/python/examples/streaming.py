@@ -1,6 +1,6 @@
 """A run as events: text as it comes, tool calls as they start and end.
 
-    OPENAI_API_KEY=... python streaming.py
+OPENAI_API_KEY=... python streaming.py
 """
 
 from __future__ import annotations

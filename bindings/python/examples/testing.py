@@ -44,7 +44,11 @@ def main() -> None:
     # 3. Record once, replay offline.
     real: Union[str, Model] = os.environ.get("PARLANCE_MODEL") or ScriptedModel(
         [
-            {"content": [{"type": "tool_call", "tool_call": {"id": "c1", "name": "weather", "arguments": {"city": "Paris"}}}]},
+            {
+                "content": [
+                    {"type": "tool_call", "tool_call": {"id": "c1", "name": "weather", "arguments": {"city": "Paris"}}}
+                ]
+            },
             "It is sunny in Paris.",
         ]
     )

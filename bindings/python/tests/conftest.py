@@ -7,17 +7,24 @@ from __future__ import annotations
 
 import pathlib
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-from mock_openai import MockOpenAI  # noqa: E402
+from mock_openai import MockOpenAI
 
-import parlance  # noqa: E402
+import parlance
+from parlance.types import ToolResult
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+class HasURL(Protocol):
+    """A mock, or anything with the base URL of one."""
+
+    url: str
 
 
 def pytest_report_header() -> str:
@@ -31,7 +38,12 @@ def mock() -> Iterator[MockOpenAI]:
     m.close()
 
 
-def make_agent(mock: MockOpenAI, **kw: Any) -> parlance.Agent[Any]:
-    return parlance.Agent(
-        "gpt-4o-mini", provider=parlance.OpenAI(base_url=mock.url, api_key="sk-test"), **kw
-    )
+def make_agent(mock: HasURL, **kw: Any) -> parlance.Agent[Any]:
+    return parlance.Agent("gpt-4o-mini", provider=parlance.OpenAI(base_url=mock.url, api_key="sk-test"), **kw)
+
+
+def text_of(result: ToolResult) -> str:
+    """A tool result's text (every block of it is text)."""
+    texts = [b["text"] for b in result["content"] if b["type"] == "text"]
+    assert len(texts) == len(result["content"]), result["content"]
+    return "".join(texts)

@@ -138,12 +138,39 @@ def chunks(reply: Reply, body: Dict[str, Any]) -> List[Dict[str, Any]]:
         for n, tc in enumerate(message["tool_calls"]):
             args = tc["function"]["arguments"]
             half = len(args) // 2
-            out.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": n, "id": tc["id"], "type": "function", "function": {"name": tc["function"]["name"], "arguments": args[:half]}}
-            ]}, "finish_reason": None}]})
-            out.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": n, "function": {"arguments": args[half:]}}
-            ]}, "finish_reason": None}]})
+            out.append(
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {
+                                "tool_calls": [
+                                    {
+                                        "index": n,
+                                        "id": tc["id"],
+                                        "type": "function",
+                                        "function": {"name": tc["function"]["name"], "arguments": args[:half]},
+                                    }
+                                ]
+                            },
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
+            out.append(
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"tool_calls": [{"index": n, "function": {"arguments": args[half:]}}]},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
     out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     out.append({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
     return out

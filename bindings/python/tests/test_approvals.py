@@ -10,11 +10,12 @@ import os
 from typing import Any, Dict, List
 
 import pytest
-from conftest import REPO, make_agent
+from conftest import REPO, make_agent, text_of
 from mock_openai import after_tools, calls, text
 
 import parlance
 from parlance import DecisionError, Response, answer, approve, edit, reject, tool
+from parlance.types import ToolResult
 
 ran: List[Dict[str, Any]] = []
 
@@ -34,12 +35,11 @@ FOUR = calls(
 )
 
 
-def result_of(r: Response[Any], call_id: str) -> Dict[str, Any]:
+def result_of(r: Response[Any], call_id: str) -> ToolResult:
     for m in r.messages:
         for b in m["content"]:
             if b["type"] == "tool_result" and b["tool_result"]["tool_call_id"] == call_id:
-                res: Dict[str, Any] = b["tool_result"]
-                return res
+                return b["tool_result"]
     raise AssertionError(f"no result for {call_id}")
 
 
@@ -77,7 +77,7 @@ def test_the_four_decisions(mock: Any) -> None:
     assert result_of(r, "c2")["approval"] == {"decision": "edited", "arguments": {"order_id": "A-2", "amount": 15}}
     assert result_of(r, "c2")["content"] == [{"type": "text", "text": "refunded 15 EUR on A-2"}]
     assert result_of(r, "c3")["status"] == "rejected"
-    assert result_of(r, "c3")["content"][0]["text"] == "The reviewer rejected this call: too much"
+    assert text_of(result_of(r, "c3")) == "The reviewer rejected this call: too much"
     assert result_of(r, "c4")["content"] == [{"type": "text", "text": "A manager refunded it by hand."}]
     # What the model read after the decisions, in call order.
     sent = [m["content"] for m in mock.requests[-1]["messages"] if m["role"] == "tool"]
@@ -136,7 +136,7 @@ def test_needs_approval_from_a_function_of_the_arguments(mock: Any) -> None:
     paused = make_agent(mock, tools=[pay]).run_sync("pay")
     assert paused.status == "requires_approval"
     assert [p.tool_call_id for p in paused.pending] == ["c2"]
-    assert result_of(paused, "c1")["content"][0]["text"] == "paid 50"
+    assert text_of(result_of(paused, "c1")) == "paid 50"
 
 
 DECISIONS: List[Dict[str, Any]] = json.loads((REPO / "testdata" / "paused" / "decisions.json").read_text())
@@ -167,7 +167,7 @@ def test_a_run_paused_by_rust_or_node_resumes_in_python_with_each_decision(
     assert r.status == "completed" and r.id == json.loads(stored)["id"]
     result = result_of(r, "call_1")
     assert result.get("status", "ok") == case["status"]
-    assert "".join(b["text"] for b in result["content"]) == case["text"]
+    assert text_of(result) == case["text"]
     assert ran == case["ran"]
     # The model was sent the other language's part of the history.
     assert mock.requests[0]["messages"][0] == {"role": "user", "content": "Refund 20 EUR on A-1001"}

@@ -10,7 +10,7 @@ import json
 from typing import Any, Dict, List
 
 import pytest
-from conftest import REPO, make_agent
+from conftest import REPO, make_agent, text_of
 from mock_openai import after_tools, calls
 
 from parlance import tool
@@ -31,7 +31,7 @@ def test_each_vector_reads_the_same_in_python(mock: Any, case: Dict[str, Any]) -
     agent = make_agent(mock, tools=[tool(schema=case["schema"])(t)], max_invalid_arguments=5)
     r = agent.run_sync("go")
     result = next(b["tool_result"] for m in r.messages for b in m["content"] if b["type"] == "tool_result")
-    text = "".join(b["text"] for b in result["content"])
+    text = text_of(result)
     if case["problems"]:
         assert result["status"] == "invalid_arguments"
         assert text == "Invalid arguments for t:\n" + "\n".join(case["problems"])
@@ -51,4 +51,4 @@ def test_a_typed_python_tool_refuses_an_undeclared_argument(mock: Any) -> None:
     r = make_agent(mock, tools=[get_order]).run_sync("go")
     result = next(b["tool_result"] for m in r.messages for b in m["content"] if b["type"] == "tool_result")
     assert result["status"] == "invalid_arguments"
-    assert result["content"][0]["text"] == "Invalid arguments for get_order:\nnote: unexpected property"
+    assert text_of(result) == "Invalid arguments for get_order:\nnote: unexpected property"

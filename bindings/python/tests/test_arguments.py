@@ -33,7 +33,7 @@ class Window(BaseModel):
     end: int
 
     @model_validator(mode="after")
-    def ordered(self) -> "Window":
+    def ordered(self) -> Window:
         if self.end < self.start:
             raise ValueError("end must not be before start")
         return self
@@ -58,7 +58,11 @@ def run(agent: Any, prompt: str, is_async: bool) -> Any:
 
 def results(r: Any) -> List[Any]:
     return [
-        (b["tool_result"]["tool_call_id"], b["tool_result"].get("status", "ok"), b["tool_result"]["content"][0].get("text"))
+        (
+            b["tool_result"]["tool_call_id"],
+            b["tool_result"].get("status", "ok"),
+            b["tool_result"]["content"][0].get("text"),
+        )
         for m in r.messages
         for b in m["content"]
         if b["type"] == "tool_result"
@@ -69,15 +73,17 @@ def booking_tool(is_async: bool, seen: List[Any]) -> Any:
     if is_async:
 
         @tool
-        async def book(room: str, window: Window, guests: List[Guest], chairs: Annotated[int, AfterValidator(even)]) -> str:
+        async def book(
+            room: str, window: Window, guests: List[Guest], chairs: Annotated[int, AfterValidator(even)]
+        ) -> str:
             """Book a room."""
             seen.append((room, window, guests, chairs))
             return "booked"
 
         return book
 
-    @tool
-    def book(room: str, window: Window, guests: List[Guest], chairs: Annotated[int, AfterValidator(even)]) -> str:  # type: ignore[misc]
+    @tool  # type: ignore[no-redef]
+    def book(room: str, window: Window, guests: List[Guest], chairs: Annotated[int, AfterValidator(even)]) -> str:
         """Book a room."""
         seen.append((room, window, guests, chairs))
         return "booked"
@@ -129,7 +135,10 @@ def test_what_pydantic_refuses_counts_against_the_budget(mock: Any) -> None:
     with pytest.raises(RunError) as e:
         make_agent(mock, tools=[book], max_invalid_arguments=1).run_sync("book")
     assert e.value.code == "invalid_arguments_budget"
-    assert str(e.value) == "run failed (invalid_arguments_budget): the model sent invalid arguments 2 times, more than the 1 allowed"
+    assert (
+        str(e.value)
+        == "run failed (invalid_arguments_budget): the model sent invalid arguments 2 times, more than the 1 allowed"
+    )
     assert len(mock.requests) == 1 and seen == []
 
 
@@ -151,7 +160,11 @@ def test_a_field_default_keeps_its_description_and_constraint(mock: Any) -> None
     r = make_agent(mock, tools=[tag]).run_sync("tag")
     assert results(r) == [
         ("c1", "invalid_arguments", "Invalid arguments for tag:\ncode: required property missing"),
-        ("c2", "invalid_arguments", 'Invalid arguments for tag:\ncode: must be at most 5 characters long, got "TOOLONG"'),
+        (
+            "c2",
+            "invalid_arguments",
+            'Invalid arguments for tag:\ncode: must be at most 5 characters long, got "TOOLONG"',
+        ),
         ("c3", "ok", "tagged"),
     ]
     assert seen == [{"code": "AB", "note": "none"}], "never a FieldInfo"
@@ -202,7 +215,7 @@ def test_a_returned_tool_error_is_an_error_for_the_model(mock: Any, is_async: bo
     else:
 
         @tool
-        def lookup(order_id: str) -> Any:  # type: ignore[misc]
+        def lookup(order_id: str) -> Any:
             """Looks up an order."""
             return ToolError(f"no order {order_id}")
 

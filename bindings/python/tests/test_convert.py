@@ -16,12 +16,25 @@ OPENAI = {
     "messages": [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Weather in Paris?"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
     ],
-    "tools": [{"type": "function", "function": {"name": "weather", "description": "Today's weather.",
-               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "weather",
+                "description": "Today's weather.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            },
+        }
+    ],
 }
 
 
@@ -41,13 +54,15 @@ def test_a_recorded_response_reads_into_a_canonical_message() -> None:
     recorded = sorted((REPO / "testdata" / "providers").rglob("*.json"))
     anthropic = [p for p in recorded if p.name.endswith("__anthropic__response.json")]
     assert anthropic, "recorded Anthropic responses are in testdata/providers"
-    message: Any = format.convert(json.loads(anthropic[0].read_text()), from_="anthropic", to="canonical", kind="response")
+    message: Any = format.convert(
+        json.loads(anthropic[0].read_text()), from_="anthropic", to="canonical", kind="response"
+    )
     assert message["role"] == "assistant"
     format.validate(message, kind="message")
 
 
 def test_bad_conversions_say_what_is_wrong() -> None:
-    with pytest.raises(ConfigError, match="unknown format \"nosuch\""):
+    with pytest.raises(ConfigError, match='unknown format "nosuch"'):
         format.convert({}, from_="nosuch", to="canonical")
     with pytest.raises(ConfigError, match="model: required"):
         format.convert([{"role": "user", "content": "hi"}], from_="canonical", to="gemini")
@@ -61,8 +76,12 @@ def test_what_is_not_carried_is_named_in_a_warning() -> None:
     # The same translation as `parlance convert` (providers::write_request):
     # Responses-only options never reach Chat Completions, and the decoder's
     # own warnings (a participant name has no canonical home) reach Python.
-    responses = {"model": "gpt-5", "input": [{"role": "user", "content": "hi"}],
-                 "include": ["reasoning.encrypted_content"], "stream": True}
+    responses = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "hi"}],
+        "include": ["reasoning.encrypted_content"],
+        "stream": True,
+    }
     with pytest.warns(UserWarning, match=r"options\.extra\.openai-responses not sent to openai-chat.*include"):
         chat: Any = format.convert(responses, from_="openai-responses", to="openai-chat")
     assert "include" not in chat

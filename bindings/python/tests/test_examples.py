@@ -30,7 +30,9 @@ def model(mock: Any) -> parlance.Model:
 
 
 def test_quickstart(mock: Any) -> None:
-    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1001", "amount": 900})), lambda b: "Over the limit.")
+    mock.script = after_tools(
+        calls(("c1", "refund", {"order_id": "A-1001", "amount": 900})), lambda b: "Over the limit."
+    )
     r = example("quickstart").build(model(mock)).run_sync("Refund 900 EUR on A-1001")
     assert r.text == "Over the limit."
     sent = [m["content"] for m in mock.requests[1]["messages"] if m["role"] == "tool"]
@@ -41,7 +43,12 @@ def test_quickstart(mock: Any) -> None:
 
 def test_approvals(mock: Any) -> None:
     ex = example("approvals")
-    mock.script = after_tools(calls(("c1", "refund", {"order_id": "A-1", "amount": 250}), ("c2", "refund", {"order_id": "A-2", "amount": 400})), lambda b: "One refunded.")
+    mock.script = after_tools(
+        calls(
+            ("c1", "refund", {"order_id": "A-1", "amount": 250}), ("c2", "refund", {"order_id": "A-2", "amount": 400})
+        ),
+        lambda b: "One refunded.",
+    )
     paused = ex.build(model(mock)).run_sync("Refund")
     r = ex.build(model(mock)).resume_sync(paused.to_json(), ex.review(paused))
     assert r.status == "completed"
@@ -77,3 +84,15 @@ def test_streaming(mock: Any, capsys: Any) -> None:
     asyncio.run(main())
     out = capsys.readouterr().out.split()
     assert out[-1] == "RunCompleted" and "ToolCallFinished" in out and "TextDelta" in out
+
+
+def test_reading_messages(mock: Any) -> None:
+    ex = example("reading_messages")
+    mock.script = after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "It shipped.")
+    r = ex.build(model(mock)).run_sync("Where is A-1001?")
+    assert ex.transcript(r.messages) == [
+        "user: Where is A-1001?",
+        "assistant: calls get_order({'order_id': 'A-1001'})",
+        "tool: ok: A-1001: shipped",
+        "assistant: It shipped.",
+    ]

@@ -103,4 +103,4 @@ def test_schemas_are_the_published_files() -> None:
     with pytest.raises(parlance.ConfigError, match="no schema named"):
         format.schema("nosuch")
     with pytest.raises(parlance.ConfigError, match="unknown kind"):
-        format.validate({}, kind="nosuch")
+        format.validate({}, kind="nosuch")  # type: ignore[arg-type]

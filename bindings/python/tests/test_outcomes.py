@@ -17,7 +17,7 @@ from conftest import make_agent
 from mock_openai import after_tools, calls
 from pydantic import Field
 
-from parlance import ToolContext, ToolError, tool
+from parlance import ToolCallFinished, ToolContext, ToolError, tool
 
 
 def results(r: Any) -> List[Tuple[str, str, str]]:
@@ -52,7 +52,7 @@ def make_tools(is_async: bool) -> List[Any]:
     else:
 
         @tool(name="refund", timeout=0.3)
-        def refund(order_id: str, amount: Annotated[int, Field(ge=1, le=500)]) -> str:  # type: ignore[misc]
+        def refund(order_id: str, amount: Annotated[int, Field(ge=1, le=500)]) -> str:
             """Refund an order."""
             if order_id == "X-1":
                 raise ToolError("orders starting with X cannot be refunded")
@@ -120,7 +120,7 @@ def test_results_in_call_order_with_random_durations(mock: Any, is_async: bool) 
     else:
 
         @tool
-        def wait(call: str) -> str:  # type: ignore[misc]
+        def wait(call: str) -> str:
             """Waits."""
             time.sleep(delays[call])
             return call
@@ -260,7 +260,9 @@ def test_a_blocking_def_tool_does_not_stall_the_others(mock: Any) -> None:
         """Returns at once."""
         return "also quick"
 
-    mock.script = after_tools(calls(("c1", "blocking", {}), ("c2", "quick", {}), ("c3", "also_quick", {})), lambda b: "ok")
+    mock.script = after_tools(
+        calls(("c1", "blocking", {}), ("c2", "quick", {}), ("c3", "also_quick", {})), lambda b: "ok"
+    )
     agent = make_agent(mock, tools=[blocking, quick, also_quick])
 
     async def main() -> Any:
@@ -277,7 +279,7 @@ def test_a_blocking_def_tool_does_not_stall_the_others(mock: Any) -> None:
         finished: Dict[str, float] = {}
         start = time.monotonic()
         async for e in stream:
-            if type(e).__name__ == "ToolCallFinished":
+            if isinstance(e, ToolCallFinished):
                 finished[e.call_id] = time.monotonic() - start
         t.cancel()
         return finished, ticks

@@ -13,7 +13,7 @@ from parlance import _core
 
 
 def panic(how: str) -> Any:
-    return getattr(_core, "_panic_for_tests")(how)
+    return _core._panic_for_tests(how)
 
 
 @pytest.mark.parametrize("how", ["sync", "blocking"])

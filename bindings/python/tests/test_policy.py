@@ -4,7 +4,7 @@ captured: what the model reads of an unexpected exception."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, List
 
 import pytest
 from conftest import make_agent
@@ -28,7 +28,11 @@ def lookup(order_id: str) -> str:
 
 
 SCRIPT = after_tools(
-    calls(("c1", "lookup", {"order_id": "A-1"}), ("c2", "lookup", {"order_id": "BUG"}), ("c3", "lookup", {"order_id": "NO"})),
+    calls(
+        ("c1", "lookup", {"order_id": "A-1"}),
+        ("c2", "lookup", {"order_id": "BUG"}),
+        ("c3", "lookup", {"order_id": "NO"}),
+    ),
     lambda body: "done",
 )
 
@@ -51,7 +55,7 @@ def test_return_generic_keeps_the_detail_out_of_every_request(mock: Any) -> None
     sent = json.dumps(mock.requests)
     assert "4242" not in sent and "KeyError" not in sent
     # The detail is in the result's artifact, in the response only.
-    artifacts: List[Dict[str, Any]] = [
+    artifacts: List[Any] = [
         b["tool_result"]["artifact"]
         for m in r.messages
         for b in m["content"]

@@ -143,10 +143,10 @@ def test_bad_input_names_its_path(mock: Any) -> None:
     agent = make_agent(mock)
     with pytest.raises(parlance.FormatError) as e:
         agent.run_sync([{"role": "user", "content": [{"type": "txt", "text": "x"}]}])
-    assert str(e.value).startswith("input[0].content[0].type: unknown block type \"txt\"")
+    assert str(e.value).startswith('input[0].content[0].type: unknown block type "txt"')
     with pytest.raises(parlance.FormatError) as e:
         agent.run_sync("x", turns=[{"messages": [{"role": "robot", "content": []}]}])
-    assert str(e.value).startswith("turns[0].messages[0].role: unknown role \"robot\"")
+    assert str(e.value).startswith('turns[0].messages[0].role: unknown role "robot"')
 
 
 def test_run_sync_inside_a_loop_says_what_to_do(mock: Any) -> None:
@@ -155,7 +155,7 @@ def test_run_sync_inside_a_loop_says_what_to_do(mock: Any) -> None:
     async def main() -> None:
         agent.run_sync("Hi")
 
-    with pytest.raises(RuntimeError, match="use `await agent.run"):
+    with pytest.raises(RuntimeError, match=r"use `await agent\.run"):
         asyncio.run(main())
 
 

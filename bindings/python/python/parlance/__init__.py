@@ -15,9 +15,12 @@ restart, threads in SQLite or PostgreSQL.
     agent = Agent("openai:gpt-4o-mini", instructions="...", tools=[get_order])
     r = await agent.run("Where is A-1001?")     # or agent.run_sync(...)
     print(r.text, r.usage, r.status)
+
+The canonical format's types (``Message``, the ``Block`` union...) are
+TypedDicts generated from the published schema: ``parlance.types``.
 """
 
-from . import format
+from . import format, types
 from ._agent import Agent
 from ._content import Content
 from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__
@@ -44,14 +47,16 @@ from ._events import (
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
 from ._tools import Tool, tool
+from .types import Block, JsonValue, Message, ResponseDocument, ToolSpec
 
 __all__ = [
     "Agent",
     "Anthropic",
-    "Azure",
     "ApprovalRequest",
     "ApprovalRequired",
+    "Azure",
     "Bedrock",
+    "Block",
     "ConfigError",
     "Content",
     "Decision",
@@ -59,6 +64,8 @@ __all__ = [
     "Event",
     "FormatError",
     "Gemini",
+    "JsonValue",
+    "Message",
     "MessageCompleted",
     "Mistral",
     "Model",
@@ -68,6 +75,7 @@ __all__ = [
     "ParlanceError",
     "Provider",
     "Response",
+    "ResponseDocument",
     "RunCompleted",
     "RunError",
     "RunStream",
@@ -80,6 +88,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolContext",
     "ToolError",
+    "ToolSpec",
     "Usage",
     "__version__",
     "answer",
@@ -88,4 +97,5 @@ __all__ = [
     "format",
     "reject",
     "tool",
+    "types",
 ]

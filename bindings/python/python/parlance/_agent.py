@@ -24,11 +24,11 @@ from typing import (
 
 from . import _core
 from ._core import Model, Response
-from ._store import Store
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
 from ._providers import Provider
 from ._schema import output_schema
+from ._store import Store
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 OnToolException = Literal["return_to_model", "return_generic", "fail"]
 Input = Union[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]
-Turns = Optional[Sequence[Union[Response, Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
+Turns = Optional[Sequence[Union[Response[Any], Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
 Decisions = Sequence[Union[Decision, Mapping[str, Any]]]
-Paused = Union[Response, Mapping[str, Any], str]
+Paused = Union[Response[Any], Mapping[str, Any], str]
 
 
 def _no_running_loop(what: str) -> None:
@@ -82,7 +82,7 @@ class Agent(Generic[T]):
 
     @overload
     def __init__(
-        self: "Agent[str]",
+        self: Agent[str],
         model: Union[str, Model],
         *,
         instructions: Optional[str] = None,
@@ -103,7 +103,7 @@ class Agent(Generic[T]):
 
     @overload
     def __init__(
-        self: "Agent[T]",
+        self: Agent[T],
         model: Union[str, Model],
         *,
         instructions: Optional[str] = None,
@@ -143,7 +143,7 @@ class Agent(Generic[T]):
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
-                raise ConfigError("model: with provider=, give the model's name (\"gpt-4o-mini\")")
+                raise ConfigError('model: with provider=, give the model\'s name ("gpt-4o-mini")')
             model = provider.model(model)
         self.tools: List[Tool[Any]] = [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.output_type = output_type
@@ -170,12 +170,12 @@ class Agent(Generic[T]):
 
     def _run_work(
         self, input: Input, turns: Turns, run_id: Optional[str], thread_id: Optional[str], store: Optional[Store]
-    ) -> "_core.Work":
+    ) -> _core.Work:
         if store is not None:
             return _core.Work.on_thread(store._core, _thread(thread_id, turns, run_id), input)
         return _core.Work.run(input, turns=_list(turns), run_id=run_id, thread_id=thread_id)
 
-    def _resume_work(self, paused: Paused, decisions: Decisions, turns: Turns, store: Optional[Store]) -> "_core.Work":
+    def _resume_work(self, paused: Paused, decisions: Decisions, turns: Turns, store: Optional[Store]) -> _core.Work:
         paused_r = _paused(paused)
         chosen = to_dicts(decisions, paused_r.pending)
         if store is not None:
@@ -188,7 +188,7 @@ class Agent(Generic[T]):
         store: Optional[Store],
         turns: Turns,
         run_id: Optional[str],
-    ) -> "_core.Work":
+    ) -> _core.Work:
         if store is not None:
             if thread_id is None:
                 raise ConfigError("thread_id: a retry on a store needs the thread")
@@ -199,11 +199,11 @@ class Agent(Generic[T]):
             raise ConfigError("turns: a retry needs the failed run's history (or store= and the thread)")
         return _core.Work.retry(list(turns), run_id=run_id, thread_id=thread_id)
 
-    async def _go(self, work: "_core.Work", deps: Any) -> Response[T]:
+    async def _go(self, work: _core.Work, deps: Any) -> Response[T]:
         r: Response[T] = await self._core.run(work, deps=deps)
         return r
 
-    def _go_sync(self, what: str, work: "Callable[[], _core.Work]", deps: Any) -> Response[T]:
+    def _go_sync(self, what: str, work: Callable[[], _core.Work], deps: Any) -> Response[T]:
         _no_running_loop(what)
         if self._core.has_async_tools:
             import asyncio
@@ -262,7 +262,7 @@ class Agent(Generic[T]):
         thread_id: Optional[str] = None,
         deps: Any = None,
         store: Optional[Store] = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """The run as events (``async for event in agent.stream(...)``):
         text deltas, completed messages, tool calls started and finished,
         approvals required, and last ``RunCompleted`` with the response.
@@ -306,7 +306,7 @@ class Agent(Generic[T]):
         turns: Turns = None,
         deps: Any = None,
         store: Optional[Store] = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """``resume`` as events."""
         return self._core.stream(self._resume_work(paused, decisions, turns, store), deps=deps)
 
@@ -349,7 +349,7 @@ class Agent(Generic[T]):
         turns: Turns = None,
         run_id: Optional[str] = None,
         deps: Any = None,
-    ) -> "RunStream":
+    ) -> RunStream:
         """``retry`` as events."""
         return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps)
 
@@ -371,7 +371,7 @@ def _thread(thread_id: Optional[str], turns: Turns, run_id: Optional[str]) -> st
     return thread_id
 
 
-def _run_id(paused: Response) -> str:
+def _run_id(paused: Response[Any]) -> str:
     if paused.id is None:
         raise ConfigError("paused: the response names no run (its id is missing)")
     return paused.id
@@ -381,7 +381,7 @@ def _list(turns: Turns) -> Optional[List[Any]]:
     return None if turns is None else list(turns)
 
 
-def _paused(paused: Paused) -> Response:
+def _paused(paused: Paused) -> Response[Any]:
     if isinstance(paused, Response):
         return paused
     if isinstance(paused, str):

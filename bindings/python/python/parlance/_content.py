@@ -52,7 +52,7 @@ class Content:
                 self.blocks.append(dict(p))
 
     @staticmethod
-    def text(text: str) -> "Content":
+    def text(text: str) -> Content:
         """A text block."""
         return Content(text)
 
@@ -63,7 +63,7 @@ class Content:
         *,
         url: Optional[str] = None,
         detail: Optional[str] = None,
-    ) -> "Content":
+    ) -> Content:
         """An image: its bytes (or base64 text) with ``media_type``, or a ``url``."""
         return Content({"type": "image", "image": _media(data, url, media_type, detail=detail)})
 
@@ -73,7 +73,7 @@ class Content:
         media_type: Optional[str] = None,
         *,
         url: Optional[str] = None,
-    ) -> "Content":
+    ) -> Content:
         """An audio clip: its bytes with ``media_type`` (``audio/wav``...), or a ``url``."""
         return Content({"type": "audio", "audio": _media(data, url, media_type)})
 
@@ -84,12 +84,12 @@ class Content:
         *,
         url: Optional[str] = None,
         filename: Optional[str] = None,
-    ) -> "Content":
+    ) -> Content:
         """A document or other file (``application/pdf``...)."""
         return Content({"type": "file", "file": _media(data, url, media_type, filename=filename)})
 
     @staticmethod
-    def json(value: Any) -> "Content":
+    def json(value: Any) -> Content:
         """A JSON block."""
         return Content({"type": "json", "json": value})
 

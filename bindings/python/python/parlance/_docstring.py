@@ -14,7 +14,9 @@ from typing import Dict, List, Tuple
 
 _GOOGLE_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$")
 _GOOGLE_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_SECTION = re.compile(r"^(Parameters|Other Parameters|Returns|Yields|Raises|Examples|Notes|See Also|Attributes|References|Warnings)\s*$")
+_NUMPY_SECTION = re.compile(
+    r"^(Parameters|Other Parameters|Returns|Yields|Raises|Examples|Notes|See Also|Attributes|References|Warnings)\s*$"
+)
 _UNDERLINE = re.compile(r"^-{3,}\s*$")
 # ``x : int``, or several sharing one description: ``x, y : int``.
 _NUMPY_PARAM = re.compile(r"^(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(:.*)?$")
@@ -42,7 +44,9 @@ def _join(lines: List[str]) -> str:
 
 
 def _google(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
-    start = next((i for i, l in enumerate(lines) if _GOOGLE_SECTION.match(l.strip()) and not l.startswith(" ")), None)
+    start = next(
+        (i for i, line in enumerate(lines) if _GOOGLE_SECTION.match(line.strip()) and not line.startswith(" ")), None
+    )
     if start is None:
         return None
     params: Dict[str, str] = {}
@@ -70,7 +74,11 @@ def _google(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
 
 
 def _numpy(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
-    heads = [i for i in range(len(lines) - 1) if _NUMPY_SECTION.match(lines[i].strip()) and _UNDERLINE.match(lines[i + 1].strip())]
+    heads = [
+        i
+        for i in range(len(lines) - 1)
+        if _NUMPY_SECTION.match(lines[i].strip()) and _UNDERLINE.match(lines[i + 1].strip())
+    ]
     if not heads:
         return None
     params: Dict[str, str] = {}
@@ -78,7 +86,7 @@ def _numpy(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
         if lines[h].strip() not in ("Parameters", "Other Parameters"):
             continue
         current: List[str] = []
-        for line in lines[h + 2:]:
+        for line in lines[h + 2 :]:
             if not line.strip():
                 continue
             if line == line.lstrip():
@@ -96,7 +104,10 @@ def _numpy(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
 
 
 def _sphinx(lines: List[str]) -> Tuple[str, Dict[str, str]] | None:
-    first = next((i for i, l in enumerate(lines) if _SPHINX_FIELD.match(l.strip()) or _SPHINX_OTHER.match(l.strip())), None)
+    first = next(
+        (i for i, line in enumerate(lines) if _SPHINX_FIELD.match(line.strip()) or _SPHINX_OTHER.match(line.strip())),
+        None,
+    )
     if first is None:
         return None
     params: Dict[str, str] = {}

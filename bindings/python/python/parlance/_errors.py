@@ -38,7 +38,7 @@ class _ArgumentsRefused(Exception):
     turns ``problems`` (``(location, message)`` pairs, the location a list
     of keys and indexes) into the engine's ``invalid_arguments`` lines."""
 
-    def __init__(self, problems: "List[Tuple[List[Union[str, int]], str]]") -> None:
+    def __init__(self, problems: List[Tuple[List[Union[str, int]], str]]) -> None:
         super().__init__("; ".join(msg for _, msg in problems))
         self.problems = problems
 
@@ -57,7 +57,7 @@ class RunError(ParlanceError):
         message: str,
         code: str = "failed",
         detail: Any = None,
-        response: Optional["Response"] = None,
+        response: Optional[Response[Any]] = None,
     ) -> None:
         super().__init__(f"run failed ({code}): {message}")
         self.code = code

@@ -60,7 +60,9 @@ class ApprovalRequired:
 class RunCompleted:
     """The run ended; always the last event."""
 
-    response: Response
+    response: Response[Any]
 
 
-Event = Union[TextDelta, ThinkingDelta, MessageCompleted, ToolCallStarted, ToolCallFinished, ApprovalRequired, RunCompleted]
+Event = Union[
+    TextDelta, ThinkingDelta, MessageCompleted, ToolCallStarted, ToolCallFinished, ApprovalRequired, RunCompleted
+]

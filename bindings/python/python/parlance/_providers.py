@@ -64,7 +64,7 @@ class Provider:
         ``ConfigError`` here, before any request."""
         prefix = f"{self.name}:"
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
         return Model.build(self.name, name, {k: v for k, v in self.settings.items() if v is not None})
 
     def __repr__(self) -> str:

@@ -213,7 +213,8 @@ def signature(func: Callable[..., Any], name: str) -> Signature:
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ConfigError(
-                f"tool {name}: parameter {p.name}: *args and **kwargs cannot be described to a model; name each parameter"
+                f"tool {name}: parameter {p.name}: *args and **kwargs cannot be described to a model; "
+                "name each parameter"
             )
         if p.kind is p.POSITIONAL_ONLY:
             raise ConfigError(f"tool {name}: parameter {p.name}: positional-only parameters cannot be passed by name")
@@ -225,7 +226,7 @@ def signature(func: Callable[..., Any], name: str) -> Signature:
         required: List[str] = []
         for p in params:
             prop = dict(plain[p.name] or {})
-            if p.name in param_docs and param_docs[p.name]:
+            if param_docs.get(p.name):
                 prop["description"] = param_docs[p.name]
             if p.default is inspect.Parameter.empty:
                 required.append(p.name)
@@ -277,7 +278,7 @@ def _with_pydantic(
         else:
             fields[p.name] = (annotation, default)
     try:
-        model = pydantic.create_model(  # type: ignore[call-overload]
+        model = pydantic.create_model(
             f"{name}_arguments",
             __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **fields,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from . import _core
+from . import _core, types
 
 
 class Store:
@@ -47,9 +47,9 @@ class Store:
         page: Dict[str, Any] = await self._q("threads", after=after, limit=limit)
         return page
 
-    async def messages(self, thread_id: str) -> List[Dict[str, Any]]:
-        """The thread's messages, in order, as canonical dicts."""
-        messages: List[Dict[str, Any]] = await self._q("messages", thread_id=thread_id)
+    async def messages(self, thread_id: str) -> List[types.Message]:
+        """The thread's messages, in order, as canonical dicts (``types.Message``)."""
+        messages: List[types.Message] = await self._q("messages", thread_id=thread_id)
         return messages
 
     async def message_page(self, thread_id: str, *, start: int = 0, limit: int = 100) -> List[Dict[str, Any]]:
@@ -100,9 +100,9 @@ class Store:
         page: Dict[str, Any] = self._q_sync("threads", after=after, limit=limit)
         return page
 
-    def messages_sync(self, thread_id: str) -> List[Dict[str, Any]]:
+    def messages_sync(self, thread_id: str) -> List[types.Message]:
         """``messages`` without an event loop."""
-        messages: List[Dict[str, Any]] = self._q_sync("messages", thread_id=thread_id)
+        messages: List[types.Message] = self._q_sync("messages", thread_id=thread_id)
         return messages
 
     def message_page_sync(self, thread_id: str, *, start: int = 0, limit: int = 100) -> List[Dict[str, Any]]:

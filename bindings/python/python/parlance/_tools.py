@@ -50,8 +50,9 @@ class Tool(Generic[R]):
             raise ConfigError(f"tool {self.name}: schema must be a dict (a JSON Schema)")
         self.signature = sig
         self.description: str = description if description is not None else sig.description
+        # A callable object whose __call__ is `async def` is async too (not a callability test).
         self.is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-            getattr(func, "__call__", None)
+            getattr(func, "__call__", None)  # noqa: B004
         )
         self.needs_approval = needs_approval
         self.timeout = timeout

@@ -15,12 +15,13 @@ A document is given parsed (dicts and lists) or as JSON text (``str`` or
 ``bytes``).
 """
 
-from typing import Any, Dict, Literal, Optional, Union
+from typing import Any, Dict, Literal, Optional, Union, overload
 
-Kind = Literal["conversation", "message", "block", "response", "request", "turn", "decision", "tool_spec"]
-
+from . import types
 from ._core import format as _native
 from ._errors import FormatError
+
+Kind = Literal["conversation", "message", "block", "response", "request", "turn", "decision", "tool_spec"]
 
 FORMAT_VERSION: str = _native.FORMAT_VERSION
 
@@ -33,14 +34,63 @@ def validate(value: Any, kind: Optional[Kind] = None) -> Kind:
     return found
 
 
+@overload
+def canonical(value: Any, kind: Literal["message"]) -> types.Message: ...
+
+
+@overload
+def canonical(value: Any, kind: Literal["block"]) -> types.Block: ...
+
+
+@overload
+def canonical(value: Any, kind: Literal["response"]) -> types.ResponseDocument: ...
+
+
+@overload
+def canonical(value: Any, kind: Literal["decision"]) -> types.Decision: ...
+
+
+@overload
+def canonical(value: Any, kind: Literal["tool_spec"]) -> types.ToolSpec: ...
+
+
+@overload
+def canonical(value: Any, kind: Optional[Kind] = None) -> Any: ...
+
+
 def canonical(value: Any, kind: Optional[Kind] = None) -> Any:
-    """The canonical form of ``value`` (older shapes read into today's)."""
+    """The canonical form of ``value`` (older shapes read into today's):
+    typed by ``kind`` (``kind="message"``: a ``types.Message``...)."""
     return _native.canonical(value, kind)
 
 
 def dumps(value: Any, kind: Optional[Kind] = None) -> str:
     """Canonical JSON text, byte-identical to the Rust core's."""
     return _native.dumps(value, kind)
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Literal["message"]) -> types.Message: ...
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Literal["block"]) -> types.Block: ...
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Literal["response"]) -> types.ResponseDocument: ...
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Literal["decision"]) -> types.Decision: ...
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Literal["tool_spec"]) -> types.ToolSpec: ...
+
+
+@overload
+def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any: ...
 
 
 def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any:
@@ -51,9 +101,7 @@ def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any:
     return _native.canonical(text, kind)
 
 
-def convert(
-    value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None
-) -> Any:
+def convert(value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None) -> Any:
     """A ``request``, a ``response`` or a recorded ``stream`` (to canonical
     only) from one format to another: ``canonical``, ``openai-chat``,
     ``openai-responses``, ``anthropic``, ``gemini``, ``bedrock-converse``,
@@ -68,5 +116,6 @@ def schema(name: str = "message") -> Dict[str, Any]:
     """A published JSON Schema: ``message``, ``content-block``,
     ``tool-spec``, ``response`` or ``decision``."""
     return _native.schema(name)
+
 
 __all__ = ["FORMAT_VERSION", "FormatError", "canonical", "convert", "dumps", "loads", "schema", "validate"]

@@ -79,13 +79,17 @@ class FunctionModel(Model):
 
     def __init__(self, function: Function, *, model_id: Optional[str] = None) -> None:
         if not callable(function):
-            raise TypeError(f"FunctionModel: expected a function (messages, info) -> message, got {type(function).__name__}")
+            raise TypeError(
+                f"FunctionModel: expected a function (messages, info) -> message, got {type(function).__name__}"
+            )
         self.function = function
         self.model_id = model_id or getattr(function, "__name__", None) or "function"
         if inspect.iscoroutinefunction(function):
             self.request = self._request_async  # type: ignore[method-assign, assignment]
 
-    def request(self, messages: List[Dict[str, Any]], *, tools: List[Dict[str, Any]], settings: Dict[str, Any]) -> Answer:
+    def request(
+        self, messages: List[Dict[str, Any]], *, tools: List[Dict[str, Any]], settings: Dict[str, Any]
+    ) -> Answer:
         """Calls the function (a ``def``)."""
         return self.function(messages, RequestInfo(tools, settings))  # type: ignore[return-value]
 
