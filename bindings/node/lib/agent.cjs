@@ -144,12 +144,13 @@ class Agent {
       maxToolOutput,
       approvalKey,
       previousApprovalKeys,
+      fallbackOn,
       ...unknown
     } = options;
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -172,7 +173,18 @@ class Agent {
       nativeModel = provider.model(model)._native;
     } else if (typeof model === "string") nativeModel = model;
     else if (model instanceof Model) nativeModel = model._native;
-    else throw new ConfigError(`model: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(model)}`);
+    else if (Array.isArray(model)) {
+      // A fallback: tried in order; each entry's error names its index.
+      nativeModel = new native.NativeModelList();
+      model.forEach((m, i) => {
+        if (typeof m === "string") guard(() => nativeModel.push(m, i));
+        else if (m instanceof Model) nativeModel.push(m._native, i);
+        else throw new ConfigError(`model[${i}]: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(m)}`);
+      });
+    } else
+      throw new ConfigError(
+        `model: expected a model string ("openai:gpt-4o-mini"), a Model or a list of them, got ${describe(model)}`,
+      );
     const settings = {
       name,
       instructions,
@@ -185,6 +197,7 @@ class Agent {
       maxToolOutput,
       approvalKey,
       previousApprovalKeys,
+      fallbackOn,
       outputSchema:
         outputSchema === undefined
           ? undefined
