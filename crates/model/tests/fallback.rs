@@ -387,7 +387,8 @@ fn answer(provider: &str, text: &str) -> Message {
 
 async fn read(model: &dyn Model) -> (Vec<StreamEvent>, Result<Message, ModelError>) {
     let mut out = Vec::new();
-    let mut s = match model.stream(&ask()).await {
+    let request = ask();
+    let mut s = match model.stream(&request).await {
         Ok(s) => s,
         Err(e) => return (out, Err(e)),
     };
