@@ -364,6 +364,13 @@ impl From<String> for AgentModel {
     }
 }
 
+impl PartialEq<&str> for AgentModel {
+    /// One model, this one.
+    fn eq(&self, other: &&str) -> bool {
+        matches!(self, AgentModel::One(s) if s == other)
+    }
+}
+
 impl From<&str> for AgentModel {
     fn from(s: &str) -> Self {
         AgentModel::One(s.to_string())

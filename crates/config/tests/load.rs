@@ -192,5 +192,5 @@ fn a_model_is_a_string_or_a_list_of_them() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("model[1]: expected a model string, got 3"), "{e}");
-    assert!(e.contains("agents.a.model"), "{e}");
+    assert!(e.contains("line 2"), "{e}");
 }
