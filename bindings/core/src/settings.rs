@@ -286,8 +286,8 @@ impl AgentSettings {
                 d.name("fallback_on")
             ))),
             GivenModel::List(models) => {
-                let f = Fallback::new(models)
-                    .map_err(|e| BindError::config(format!("model: {e}")))?;
+                let f =
+                    Fallback::new(models).map_err(|e| BindError::config(format!("model: {e}")))?;
                 Ok(Arc::new(match on {
                     Some(on) => f.on(on),
                     None => f,
@@ -390,12 +390,16 @@ mod tests {
     #[test]
     fn a_list_of_models_is_a_fallback_and_its_kinds_are_checked() {
         use parlance::testing::FunctionModel;
-        let m = |p: &str| FunctionModel::new(|_| Ok(parlance::Message::assistant("x")))
-            .named(p, "m")
-            .into_model();
-        let mut s =
-            AgentSettings::read(&json!({"fallbackOn": ["rate_limited", "server"]}), Dialect::Node)
-                .unwrap();
+        let m = |p: &str| {
+            FunctionModel::new(|_| Ok(parlance::Message::assistant("x")))
+                .named(p, "m")
+                .into_model()
+        };
+        let mut s = AgentSettings::read(
+            &json!({"fallbackOn": ["rate_limited", "server"]}),
+            Dialect::Node,
+        )
+        .unwrap();
         assert_eq!(
             s.fallback_on.as_ref().unwrap().names(),
             ["rate_limited", "server"]
@@ -404,28 +408,43 @@ mod tests {
             .model(GivenModel::List(vec![m("a"), m("b")]), Dialect::Node)
             .unwrap();
         assert_eq!((f.provider(), f.model_id()), ("fallback", "a:m,b:m"));
-        let e = AgentSettings::read(&json!({"fallback_on": ["server", "rate_limit"]}), Dialect::Python)
-            .unwrap_err();
+        let e = AgentSettings::read(
+            &json!({"fallback_on": ["server", "rate_limit"]}),
+            Dialect::Python,
+        )
+        .unwrap_err();
         assert!(
-            e.text.starts_with("fallback_on[1]: unknown error kind \"rate_limit\" (known: "),
+            e.text
+                .starts_with("fallback_on[1]: unknown error kind \"rate_limit\" (known: "),
             "{e}"
         );
         let e = AgentSettings::read(&json!({"fallbackOn": ["invalid_request"]}), Dialect::Node)
             .unwrap_err();
         assert!(
-            e.text.starts_with("fallbackOn[0]: \"invalid_request\" never falls back"),
+            e.text
+                .starts_with("fallbackOn[0]: \"invalid_request\" never falls back"),
             "{e}"
         );
         let e = AgentSettings::read(&json!({"fallbackOn": "server"}), Dialect::Node).unwrap_err();
-        assert!(e.text.starts_with("fallbackOn: expected a list of error kinds"), "{e}");
+        assert!(
+            e.text
+                .starts_with("fallbackOn: expected a list of error kinds"),
+            "{e}"
+        );
         let e = AgentSettings::default()
             .model(GivenModel::List(vec![]), Dialect::Python)
             .err()
             .unwrap();
-        assert_eq!(e.text, "model: expected at least one model, got an empty list");
+        assert_eq!(
+            e.text,
+            "model: expected at least one model, got an empty list"
+        );
         let mut s =
             AgentSettings::read(&json!({"fallback_on": ["server"]}), Dialect::Python).unwrap();
-        let e = s.model(GivenModel::One(m("a")), Dialect::Python).err().unwrap();
+        let e = s
+            .model(GivenModel::One(m("a")), Dialect::Python)
+            .err()
+            .unwrap();
         assert_eq!(
             e.text,
             "fallback_on: applies to a list of models (model=[...]), not to one"

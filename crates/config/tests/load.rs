@@ -167,7 +167,10 @@ fn a_model_is_a_string_or_a_list_of_them() {
         &[],
     )
     .unwrap();
-    assert_eq!(c.agents["one"].model, AgentModel::One("openai:gpt-4o".into()));
+    assert_eq!(
+        c.agents["one"].model,
+        AgentModel::One("openai:gpt-4o".into())
+    );
     assert_eq!(
         c.agents["two"].model.specs(),
         ["anthropic:claude-sonnet-4-5", "openai:gpt-4o"]
@@ -176,7 +179,10 @@ fn a_model_is_a_string_or_a_list_of_them() {
         c.agents["two"].fallback_on.as_deref(),
         Some(&["rate_limited".to_string(), "server".to_string()][..])
     );
-    assert_eq!(c.agents["two"].model.to_string(), "anthropic:claude-sonnet-4-5,openai:gpt-4o");
+    assert_eq!(
+        c.agents["two"].model.to_string(),
+        "anthropic:claude-sonnet-4-5,openai:gpt-4o"
+    );
     // From the environment, as a TOML list.
     let c = Config::from_toml_with_env(
         "[agents.a]\nmodel = \"openai:gpt-4o\"\n",
@@ -191,6 +197,9 @@ fn a_model_is_a_string_or_a_list_of_them() {
     let e = Config::from_toml_with_env("[agents.a]\nmodel = [\"openai:gpt-4o\", 3]\n", &[])
         .unwrap_err()
         .to_string();
-    assert!(e.contains("model[1]: expected a model string, got 3"), "{e}");
+    assert!(
+        e.contains("model[1]: expected a model string, got 3"),
+        "{e}"
+    );
     assert!(e.contains("line 2"), "{e}");
 }

@@ -140,7 +140,8 @@ async fn an_invalid_request_or_a_bad_key_never_moves_on() {
         assert_eq!(e.kind(), error.kind());
         assert_eq!(b.calls(), 0, "{error}");
         assert!(
-            e.to_string().contains("model[0] anthropic:anthropic-model: "),
+            e.to_string()
+                .contains("model[0] anthropic:anthropic-model: "),
             "{e}"
         );
     }
@@ -202,9 +203,12 @@ async fn the_kinds_are_configurable() {
     let b = Scripted::new("openai", vec![]);
     assert!(fallback(&[&a, &b]).generate(&ask()).await.is_err());
     let f = fallback(&[&a, &b]).on(FallbackOn::kinds(["quota_exceeded"]).unwrap());
-    a.script.lock().unwrap().push_back(Err(ModelError::QuotaExceeded {
-        message: "billing".into(),
-    }));
+    a.script
+        .lock()
+        .unwrap()
+        .push_back(Err(ModelError::QuotaExceeded {
+            message: "billing".into(),
+        }));
     assert_eq!(f.generate(&ask()).await.unwrap().text(), "openai again");
 }
 
@@ -233,7 +237,10 @@ fn bad_kinds_and_an_empty_list_are_errors_naming_where() {
     let none: Vec<Arc<dyn Model>> = Vec::new();
     let e = Fallback::new(none).unwrap_err();
     assert_eq!(e, FallbackError::Empty);
-    assert_eq!(e.to_string(), "expected at least one model, got an empty list");
+    assert_eq!(
+        e.to_string(),
+        "expected at least one model, got an empty list"
+    );
 }
 
 /// Every kind `ModelError::kind` names is a kind the list knows.
@@ -320,7 +327,10 @@ async fn every_model_cooling_down_is_rate_limited_without_a_request() {
         "{message}"
     );
     let wait = retry_after.unwrap();
-    assert!(wait <= Duration::from_secs(30) && wait > Duration::from_secs(29), "{wait:?}");
+    assert!(
+        wait <= Duration::from_secs(30) && wait > Duration::from_secs(29),
+        "{wait:?}"
+    );
 }
 
 /// A model whose stream is scripted event by event: an error where the
@@ -492,11 +502,7 @@ async fn the_next_model_gets_the_canonical_history() {
     );
     thinking.provider = Some("anthropic".into());
     let request = ModelRequest {
-        messages: vec![
-            Message::user("hi"),
-            thinking,
-            Message::user("and now?"),
-        ],
+        messages: vec![Message::user("hi"), thinking, Message::user("and now?")],
         ..Default::default()
     };
     let a = Scripted::new("anthropic", vec![Err(server(500))]);

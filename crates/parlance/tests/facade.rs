@@ -51,7 +51,10 @@ async fn a_fallback_through_the_facade() {
     let model = Fallback::new([anthropic.into_model(), openai.into_model()])
         .unwrap()
         .on(FallbackOn::kinds(["rate_limited", "overloaded", "server", "timeout"]).unwrap());
-    assert_eq!(model.model_id(), "anthropic:claude-sonnet-4-5,openai:gpt-4o");
+    assert_eq!(
+        model.model_id(),
+        "anthropic:claude-sonnet-4-5,openai:gpt-4o"
+    );
     Agent::builder(model).build().unwrap();
 
     let busy = FunctionModel::new(|_| {

@@ -85,7 +85,10 @@ fn signed_thread() -> ModelRequest {
 async fn a_429_falls_back_and_the_signed_thread_is_a_valid_openai_request() {
     let anthropic = ReplayServer::start(vec![Reply::json(
         429,
-        &anthropic_error("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+        &anthropic_error(
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+        ),
     )])
     .await;
     let openai = ReplayServer::start(vec![Reply::json(200, &openai_answer())]).await;

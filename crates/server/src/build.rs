@@ -195,7 +195,8 @@ pub fn agent_model(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let fallback = Fallback::new(models).map_err(|e| BuildError::Fallback(format!("model: {e}")))?;
+    let fallback =
+        Fallback::new(models).map_err(|e| BuildError::Fallback(format!("model: {e}")))?;
     Ok(Arc::new(match on {
         Some(on) => fallback.on(on),
         None => fallback,
