@@ -7,7 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parlance::{Agent, AgentBuilder, IntoModel, Limits, ModelOptions, OnToolException};
+use parlance::{
+    Agent, AgentBuilder, Fallback, FallbackOn, IntoModel, Limits, Model, ModelOptions,
+    OnToolException,
+};
 use serde_json::{Map, Value};
 
 use crate::BindError;
@@ -70,6 +73,14 @@ impl Dialect {
     }
 }
 
+/// The model a package's user gave an agent.
+pub enum GivenModel {
+    /// One model.
+    One(Arc<dyn Model>),
+    /// A list, tried in order (a fallback).
+    List(Vec<Arc<dyn Model>>),
+}
+
 /// What an agent is built with, besides its model and tools.
 #[derive(Default)]
 pub struct AgentSettings {
@@ -88,6 +99,8 @@ pub struct AgentSettings {
     /// Keys retired from signing that still verify digests signed before
     /// a rotation (see `AgentBuilder::previous_approval_key`).
     pub previous_approval_keys: Vec<Arc<[u8]>>,
+    /// With a list of models: the kinds of error that move on to the next.
+    pub fallback_on: Option<FallbackOn>,
 }
 
 impl std::fmt::Debug for AgentSettings {
@@ -104,7 +117,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 13] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -117,6 +130,7 @@ pub const NAMES: [&str; 12] = [
     "output_schema",
     "approval_key",
     "previous_approval_keys",
+    "fallback_on",
 ];
 
 fn string(what: &str, v: &Value) -> Result<String, BindError> {
@@ -237,10 +251,49 @@ impl AgentSettings {
                         .map(|(i, k)| secret(&format!("{what}[{i}]"), k))
                         .collect::<Result<_, _>>()?;
                 }
+                "fallback_on" => {
+                    let Value::Array(kinds) = v else {
+                        return Err(BindError::config(format!(
+                            "{what}: expected a list of error kinds (\"rate_limited\", \"server\"...), got {v}"
+                        )));
+                    };
+                    let names = kinds
+                        .iter()
+                        .enumerate()
+                        .map(|(i, k)| string(&format!("{what}[{i}]"), k))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    s.fallback_on = Some(
+                        FallbackOn::kinds(&names)
+                            .map_err(|e| BindError::config(format!("{what}{e}")))?,
+                    );
+                }
                 _ => unreachable!("every name of NAMES has its arm"),
             }
         }
         Ok(s)
+    }
+
+    /// The agent's model from what the package's user gave: one model, or
+    /// a list tried in order (a [`Fallback`], moving on by `fallback_on`).
+    /// An empty list, or `fallback_on` with one model, is an error naming
+    /// the setting.
+    pub fn model(&mut self, given: GivenModel, d: Dialect) -> Result<Arc<dyn Model>, BindError> {
+        let on = self.fallback_on.take();
+        match given {
+            GivenModel::One(m) if on.is_none() => Ok(m),
+            GivenModel::One(_) => Err(BindError::config(format!(
+                "{}: applies to a list of models (model=[...]), not to one",
+                d.name("fallback_on")
+            ))),
+            GivenModel::List(models) => {
+                let f =
+                    Fallback::new(models).map_err(|e| BindError::config(format!("model: {e}")))?;
+                Ok(Arc::new(match on {
+                    Some(on) => f.on(on),
+                    None => f,
+                }))
+            }
+        }
     }
 
     /// The agent's builder for `model`, with these settings (tools are
@@ -331,6 +384,70 @@ mod tests {
         assert_eq!(
             e.text,
             "previous_approval_keys: expected a list of secrets, got \"0123456789abcdef\""
+        );
+    }
+
+    #[test]
+    fn a_list_of_models_is_a_fallback_and_its_kinds_are_checked() {
+        use parlance::testing::FunctionModel;
+        let m = |p: &str| {
+            FunctionModel::new(|_| Ok(parlance::Message::assistant("x")))
+                .named(p, "m")
+                .into_model()
+        };
+        let mut s = AgentSettings::read(
+            &json!({"fallbackOn": ["rate_limited", "server"]}),
+            Dialect::Node,
+        )
+        .unwrap();
+        assert_eq!(
+            s.fallback_on.as_ref().unwrap().names(),
+            ["rate_limited", "server"]
+        );
+        let f = s
+            .model(GivenModel::List(vec![m("a"), m("b")]), Dialect::Node)
+            .unwrap();
+        assert_eq!((f.provider(), f.model_id()), ("fallback", "a:m,b:m"));
+        let e = AgentSettings::read(
+            &json!({"fallback_on": ["server", "rate_limit"]}),
+            Dialect::Python,
+        )
+        .unwrap_err();
+        assert!(
+            e.text
+                .starts_with("fallback_on[1]: unknown error kind \"rate_limit\" (known: "),
+            "{e}"
+        );
+        let e = AgentSettings::read(&json!({"fallbackOn": ["invalid_request"]}), Dialect::Node)
+            .unwrap_err();
+        assert!(
+            e.text
+                .starts_with("fallbackOn[0]: \"invalid_request\" never falls back"),
+            "{e}"
+        );
+        let e = AgentSettings::read(&json!({"fallbackOn": "server"}), Dialect::Node).unwrap_err();
+        assert!(
+            e.text
+                .starts_with("fallbackOn: expected a list of error kinds"),
+            "{e}"
+        );
+        let e = AgentSettings::default()
+            .model(GivenModel::List(vec![]), Dialect::Python)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.text,
+            "model: expected at least one model, got an empty list"
+        );
+        let mut s =
+            AgentSettings::read(&json!({"fallback_on": ["server"]}), Dialect::Python).unwrap();
+        let e = s
+            .model(GivenModel::One(m("a")), Dialect::Python)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.text,
+            "fallback_on: applies to a list of models (model=[...]), not to one"
         );
     }
 

@@ -210,12 +210,13 @@ class Agent {
       maxToolOutput,
       approvalKey,
       previousApprovalKeys,
+      fallbackOn,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -237,11 +238,24 @@ class Agent {
         throw new ConfigError(`model: with a provider, expected the model's name ("gpt-4o-mini"), got ${describe(model)}`);
       }
       nativeModel = provider.model(model)._native;
+    } else if (Array.isArray(model)) {
+      // A fallback: tried in order; each entry's error names its index.
+      const list = new native.NativeModelList();
+      model.forEach((m, i) => {
+        const n = toNative(m);
+        if (n === undefined) {
+          throw new ConfigError(
+            `model[${i}]: expected a model string ("openai:gpt-4o-mini"), a Model, or an object with a request(messages, { tools, settings, signal }) method, got ${describe(m)}`,
+          );
+        }
+        guard(() => list.push(n, i));
+      });
+      nativeModel = list;
     } else {
       nativeModel = toNative(model);
       if (nativeModel === undefined) {
         throw new ConfigError(
-          `model: expected a model string ("openai:gpt-4o-mini"), a Model, or an object with a request(messages, { tools, settings, signal }) method, got ${describe(model)}`,
+          `model: expected a model string ("openai:gpt-4o-mini"), a Model, an object with a request(messages, { tools, settings, signal }) method, or a list of them, got ${describe(model)}`,
         );
       }
     }
@@ -257,6 +271,7 @@ class Agent {
       maxToolOutput,
       approvalKey,
       previousApprovalKeys,
+      fallbackOn,
       outputSchema:
         outputSchema === undefined
           ? undefined

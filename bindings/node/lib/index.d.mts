@@ -375,8 +375,12 @@ export type OnToolException = "returnToModel" | "returnGeneric" | "fail" | "retu
 export type ModelCallSettings = { [option: string]: JsonValue };
 
 export interface AgentOptions {
-  /** A model string (`"openai:gpt-4o-mini"`), a Model, or an object with `request`; with `provider`, the model's name. */
-  model: string | Model | ModelLike;
+  /**
+   * A model string (`"openai:gpt-4o-mini"`), a Model, or an object with `request`; with `provider`, the model's name.
+   * A list of them is a fallback: tried in order, the next asked when one is rate limited,
+   * overloaded, failing or timing out (see `fallbackOn`).
+   */
+  model: string | Model | ModelLike | readonly (string | Model | ModelLike)[];
   /** The provider of `model` (its base URL, key...). */
   provider?: Provider;
   /** The system instructions. */
@@ -403,7 +407,25 @@ export interface AgentOptions {
   approvalKey?: string;
   /** Keys retired by a rotation: digests they signed still verify (runs paused before it stay decidable); new digests use `approvalKey`. */
   previousApprovalKeys?: readonly string[];
+  /**
+   * With a list of models: the error kinds that move on to the next (default
+   * `["rate_limited", "overloaded", "server", "timeout", "network", "context_too_long"]`;
+   * `invalid_request`, `authentication`, `permission` never do).
+   */
+  fallbackOn?: readonly FallbackKind[];
 }
+
+/** An error kind a fallback may move on by. */
+export type FallbackKind =
+  | "rate_limited"
+  | "overloaded"
+  | "server"
+  | "timeout"
+  | "network"
+  | "context_too_long"
+  | "quota_exceeded"
+  | "malformed_response"
+  | "unsupported";
 
 /** A run's input: a user message as text, a message, or messages. */
 export type RunInput = string | Message | readonly Message[];

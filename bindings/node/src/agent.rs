@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi::Env;
-use napi::bindgen_prelude::{AsyncBlock, Either, Function};
+use napi::bindgen_prelude::{AsyncBlock, Either, Either3, Function};
 use napi_derive::napi;
 use parlance::agent::ArgValidator;
 use parlance::{Agent, Model, Tool, ToolContext};
-use parlance_bindings::settings::AgentSettings;
+use parlance_bindings::settings::{AgentSettings, GivenModel};
 use parlance_bindings::{Dialect, Events, Work, run};
 use serde_json::Value;
 
@@ -103,6 +103,38 @@ pub fn model_from(model: Either<String, &NativeModel>) -> napi::Result<Arc<dyn M
     }
 }
 
+/// A list of models given to an agent, tried in order (a fallback): the
+/// package adds each entry with its index, which its error names.
+#[napi]
+#[derive(Default)]
+pub struct NativeModelList {
+    models: Vec<Arc<dyn Model>>,
+}
+
+#[napi]
+impl NativeModelList {
+    /// An empty list.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeModelList::default()
+    }
+
+    /// Adds entry `index`: a model string or a `Model`.
+    #[napi(catch_unwind)]
+    pub fn push(&mut self, model: Either<String, &NativeModel>, index: u32) -> napi::Result<()> {
+        let m = match model {
+            Either::A(spec) => parlance::model(&spec).map_err(|e| {
+                let mut e: parlance_bindings::BindError = e.into();
+                e.text = format!("model[{index}]: {}", e.text);
+                bind(e)
+            })?,
+            Either::B(m) => Arc::clone(&m.model),
+        };
+        self.models.push(m);
+        Ok(())
+    }
+}
+
 /// An agent of the Rust core (the package's `Agent` wraps it).
 #[napi]
 pub struct NativeAgent {
@@ -116,16 +148,22 @@ impl NativeAgent {
     #[napi(constructor, catch_unwind)]
     pub fn new(
         settings: String,
-        model: Either<String, &NativeModel>,
+        model: Either3<String, &NativeModel, &NativeModelList>,
         tools: Vec<ToolDef>,
         call: Function<'_, CallArgs, ()>,
         abort: Function<'_, i64, ()>,
         approve: Function<'_, (u32, String), bool>,
     ) -> napi::Result<Self> {
-        let s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
+        let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
         let host = Host::new(call, abort, approve)?;
-        let mut b = s.builder(model_from(model)?);
+        let given = match model {
+            Either3::A(spec) => GivenModel::One(model_from(Either::A(spec))?),
+            Either3::B(m) => GivenModel::One(Arc::clone(&m.model)),
+            Either3::C(list) => GivenModel::List(list.models.clone()),
+        };
+        let model = s.model(given, Dialect::Node).map_err(bind)?;
+        let mut b = s.builder(model);
         for (i, def) in tools.into_iter().enumerate() {
             b = b.tool(tool(&host, i as u32, def)?);
         }

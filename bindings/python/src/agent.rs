@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use parlance::{Agent, Model, OnToolException, RunInput};
-use parlance_bindings::settings::AgentSettings;
+use parlance_bindings::settings::{AgentSettings, GivenModel};
 use parlance_bindings::{Dialect, Events, ThreadJob, Work, run};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::convert::{from_py, to_py};
 use crate::errors::{bind_error, bind_error_attached, config_error};
@@ -52,6 +52,26 @@ pub fn model_from(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<Arc<dyn 
             crate::convert::type_name(model)
         ),
     ))
+}
+
+/// An agent's model: one (a string or a `Model`), or a list or tuple of
+/// them, tried in order (a fallback; an entry's error names its index);
+/// and whether any of them is an `async def` model.
+fn given_model(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<(GivenModel, bool)> {
+    if !(model.is_instance_of::<PyList>() || model.is_instance_of::<PyTuple>()) {
+        let wants_loop = crate::model_host::wants_loop(py, model);
+        return Ok((GivenModel::One(model_from(py, model)?), wants_loop));
+    }
+    let mut models = Vec::new();
+    let mut wants_loop = false;
+    for (i, item) in model.try_iter()?.enumerate() {
+        let item = item?;
+        wants_loop |= crate::model_host::wants_loop(py, &item);
+        let m = model_from(py, &item)
+            .map_err(|e| config_error(py, format!("model[{i}]: {}", e.value(py))))?;
+        models.push(m);
+    }
+    Ok((GivenModel::List(models), wants_loop))
 }
 
 /// What a run does, built once and given to `Agent.run`, `run_blocking`
@@ -208,13 +228,16 @@ impl PyAgent {
         settings: &Bound<'_, PyAny>,
         output_type: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
+        let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
         let keep_failures = settings.limits.on_tool_exception == OnToolException::Fail;
+        let (given, wants_loop) = given_model(py, model)?;
         // An `async def` model runs on the caller's loop too.
-        let has_async_tools =
-            tools.iter().any(|t| t.is_async) || crate::model_host::wants_loop(py, model);
-        let mut b = settings.builder(model_from(py, model)?);
+        let has_async_tools = tools.iter().any(|t| t.is_async) || wants_loop;
+        let model = settings
+            .model(given, Dialect::Python)
+            .map_err(|e| bind_error(py, e))?;
+        let mut b = settings.builder(model);
         for t in &tools {
             b = b.tool(t.tool.clone());
         }

@@ -23,6 +23,11 @@ def calls(*items: Tuple[str, str, Dict[str, Any]]) -> Reply:
     return {"tool_calls": list(items)}
 
 
+def error(status: int, message: str, headers: Optional[Dict[str, str]] = None) -> Reply:
+    """An HTTP error answer: ``status`` with OpenAI's error body."""
+    return {"status": status, "message": message, "headers": dict(headers or {})}
+
+
 def tool_messages(body: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The ``role: tool`` messages of a request."""
     return [m for m in body["messages"] if m["role"] == "tool"]
@@ -68,7 +73,16 @@ class MockOpenAI:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                if body.get("stream"):
+                if "status" in reply:
+                    data = json.dumps({"error": {"message": reply["message"], "type": "mock"}}).encode()
+                    self.send_response(reply["status"])
+                    for k, v in reply["headers"].items():
+                        self.send_header(k, v)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                elif body.get("stream"):
                     self._stream(reply, body)
                 else:
                     data = json.dumps(completion(reply, body)).encode()

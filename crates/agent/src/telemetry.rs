@@ -202,7 +202,15 @@ pub(crate) fn chat_ended(
         }
     }
     if metrics_on() {
-        let (provider, model) = (provider.to_string(), model.to_string());
+        // A fallback's answer is labelled with the model that wrote it.
+        let (provider, model) = match outcome {
+            Ok(Message {
+                provider: Some(p),
+                model: m,
+                ..
+            }) if provider == "fallback" => (p.clone(), m.clone().unwrap_or_default()),
+            _ => (provider.to_string(), model.to_string()),
+        };
         let outcome = if outcome.is_ok() { "ok" } else { "error" };
         metrics::counter!(MODEL_CALLS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
             .increment(1);

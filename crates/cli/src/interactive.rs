@@ -27,7 +27,7 @@ pub fn agent(
     let http = SharedClient::new(&HttpConfig::default());
     if let Some(m) = model {
         let mut cfg = AgentConfig {
-            model: m.to_string(),
+            model: m.into(),
             ..AgentConfig::default()
         };
         flags.apply(&mut cfg);

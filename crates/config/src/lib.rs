@@ -24,6 +24,8 @@
 //!
 //! [agents.support]
 //! model = "openai:gpt-4o"             # provider name : model id
+//! # model = ["anthropic:claude-sonnet-4-5", "openai:gpt-4o"]   # a fallback, tried in order
+//! # fallback_on = ["rate_limited", "overloaded", "server", "timeout"]
 //! instructions = "You help with orders."
 //! tools = ["lookup_order", "refund"]
 //! max_model_calls = 10
@@ -277,8 +279,15 @@ pub struct ProviderConfig {
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// `provider:model`, the provider named in `[providers]` or a wire
-    /// format with its default settings (`anthropic:claude-sonnet-4-5`).
-    pub model: String,
+    /// format with its default settings (`anthropic:claude-sonnet-4-5`);
+    /// or a list of them, tried in order (a fallback: the next is asked
+    /// when one is rate limited, overloaded, failing or timing out).
+    pub model: AgentModel,
+    /// With a list of models: the kinds of model error that move on to
+    /// the next (default `rate_limited`, `overloaded`, `server`,
+    /// `timeout`, `network`, `context_too_long`; never
+    /// `invalid_request`, `authentication`, `permission`).
+    pub fallback_on: Option<Vec<String>>,
     /// System instructions.
     pub instructions: Option<String>,
     /// Tool names from `[tools]`.
@@ -313,6 +322,93 @@ pub struct AgentConfig {
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// The most a tool's result may hold, in bytes of JSON (default 1 MiB).
     pub max_tool_output_bytes: Option<usize>,
+}
+
+/// An agent's `model`: one `provider:model`, or a list tried in order.
+#[derive(Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+#[schemars(untagged)]
+pub enum AgentModel {
+    /// `model = "openai:gpt-4o"`.
+    One(String),
+    /// `model = ["anthropic:claude-sonnet-4-5", "openai:gpt-4o"]`: a
+    /// fallback.
+    List(Vec<String>),
+}
+
+impl Default for AgentModel {
+    fn default() -> Self {
+        AgentModel::One(String::new())
+    }
+}
+
+impl AgentModel {
+    /// Every model string, in order (one for `One`).
+    pub fn specs(&self) -> &[String] {
+        match self {
+            AgentModel::One(s) => std::slice::from_ref(s),
+            AgentModel::List(l) => l,
+        }
+    }
+}
+
+impl std::fmt::Display for AgentModel {
+    /// The string, or the list's strings joined by commas.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.specs().join(","))
+    }
+}
+
+impl From<String> for AgentModel {
+    fn from(s: String) -> Self {
+        AgentModel::One(s)
+    }
+}
+
+impl PartialEq<&str> for AgentModel {
+    /// One model, this one.
+    fn eq(&self, other: &&str) -> bool {
+        matches!(self, AgentModel::One(s) if s == other)
+    }
+}
+
+impl From<&str> for AgentModel {
+    fn from(s: &str) -> Self {
+        AgentModel::One(s.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentModel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = AgentModel;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a model string (\"openai:gpt-4o\") or a list of them")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<AgentModel, E> {
+                Ok(AgentModel::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<AgentModel, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Value>()? {
+                    match v {
+                        Value::String(s) => list.push(s),
+                        other => {
+                            return Err(serde::de::Error::custom(format!(
+                                "model[{}]: expected a model string, got {other}",
+                                list.len(),
+                            )));
+                        }
+                    }
+                }
+                Ok(AgentModel::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A tool the server runs without Rust code.

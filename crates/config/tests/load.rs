@@ -158,3 +158,48 @@ fn token_lists_from_the_environment() {
         "PARLANCE_API_TOKENS: expected subject=token pairs, got \"nope\""
     );
 }
+
+#[test]
+fn a_model_is_a_string_or_a_list_of_them() {
+    use parlance_config::AgentModel;
+    let c = Config::from_toml_with_env(
+        "[agents.one]\nmodel = \"openai:gpt-4o\"\n[agents.two]\nmodel = [\"anthropic:claude-sonnet-4-5\", \"openai:gpt-4o\"]\nfallback_on = [\"rate_limited\", \"server\"]\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        c.agents["one"].model,
+        AgentModel::One("openai:gpt-4o".into())
+    );
+    assert_eq!(
+        c.agents["two"].model.specs(),
+        ["anthropic:claude-sonnet-4-5", "openai:gpt-4o"]
+    );
+    assert_eq!(
+        c.agents["two"].fallback_on.as_deref(),
+        Some(&["rate_limited".to_string(), "server".to_string()][..])
+    );
+    assert_eq!(
+        c.agents["two"].model.to_string(),
+        "anthropic:claude-sonnet-4-5,openai:gpt-4o"
+    );
+    // From the environment, as a TOML list.
+    let c = Config::from_toml_with_env(
+        "[agents.a]\nmodel = \"openai:gpt-4o\"\n",
+        &[(
+            "PARLANCE__AGENTS__A__MODEL".into(),
+            "[\"openai:gpt-4o\", \"gemini:gemini-2.5-flash\"]".into(),
+        )],
+    )
+    .unwrap();
+    assert_eq!(c.agents["a"].model.specs().len(), 2);
+    // An entry that is not a string is named by its index.
+    let e = Config::from_toml_with_env("[agents.a]\nmodel = [\"openai:gpt-4o\", 3]\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("model[1]: expected a model string, got 3"),
+        "{e}"
+    );
+    assert!(e.contains("line 2"), "{e}");
+}

@@ -11,6 +11,7 @@
 pub mod document;
 pub mod documents;
 mod error;
+pub mod fallback;
 mod request;
 pub mod schema;
 pub mod scripted;
@@ -25,6 +26,7 @@ pub use parlance_format::Message;
 
 pub use document::RequestDocument;
 pub use error::ModelError;
+pub use fallback::{Fallback, FallbackError, FallbackOn};
 pub use request::{Effort, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice};
 pub use stream::{Assembler, StreamEvent, set_arguments};
 

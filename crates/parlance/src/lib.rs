@@ -58,9 +58,12 @@ pub use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,
     RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
 };
+/// [`Fallback`]: a model that is an ordered list of models, and the kinds
+/// of error it moves on by.
+pub use parlance_model::fallback;
 pub use parlance_model::{
-    IntoModel, Model, ModelError, ModelOptions, ModelRequest, OutputSchema, Reasoning, StreamEvent,
-    ToolChoice, panic_message,
+    Fallback, FallbackError, FallbackOn, IntoModel, Model, ModelError, ModelOptions, ModelRequest,
+    OutputSchema, Reasoning, StreamEvent, ToolChoice, panic_message,
 };
 pub use schemars::{self, JsonSchema};
 pub use serde;

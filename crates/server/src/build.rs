@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError};
-use parlance_model::{Model, ModelOptions};
+use parlance_model::{Fallback, FallbackOn, Model, ModelOptions};
 use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{AgentConfig, Config, ConfigError};
+use crate::config::{AgentConfig, AgentModel, Config, ConfigError};
 
 /// Why an agent, a model or a tool of the configuration (or of a request)
 /// could not be made; each names the setting at fault.
@@ -93,6 +93,19 @@ pub enum BuildError {
         /// The server's name.
         name: String,
     },
+    /// An entry of a list of models (`model = [...]`).
+    #[error("model[{index}]: {source}")]
+    InList {
+        /// Its position.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<BuildError>,
+    },
+    /// A fallback that cannot be made (an empty list, a bad
+    /// `fallback_on`); the message names the setting.
+    #[error("{0}")]
+    Fallback(String),
     /// `[agents.NAME]`: what is wrong with it.
     #[error("agents.{agent}.{source}")]
     InAgent {
@@ -145,6 +158,49 @@ pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, BuildError> 
         ModelSpec::Local { path } => local_model(path),
         ModelSpec::Remote { .. } => remote_model(config, spec),
     }
+}
+
+/// The agent's model: `model` alone, or a fallback over the list
+/// (`model = ["anthropic:…", "openai:…"]`, tried in order) moving on by
+/// `fallback_on`; `one` makes each model. Errors name the setting and the
+/// entry (`model[1]: …`, `fallback_on[0]: …`).
+pub fn agent_model(
+    a: &AgentConfig,
+    one: impl Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
+) -> Result<Arc<dyn Model>, BuildError> {
+    let on = match &a.fallback_on {
+        None => None,
+        Some(kinds) => Some(
+            FallbackOn::kinds(kinds)
+                .map_err(|e| BuildError::Fallback(format!("fallback_on{e}")))?,
+        ),
+    };
+    let specs = match &a.model {
+        AgentModel::One(spec) if on.is_none() => return one(spec),
+        AgentModel::One(_) => {
+            return Err(BuildError::Fallback(
+                "fallback_on: applies to a list of models (model = [\"…\", \"…\"]), not to one"
+                    .into(),
+            ));
+        }
+        AgentModel::List(specs) => specs,
+    };
+    let models = specs
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            one(spec).map_err(|e| BuildError::InList {
+                index,
+                source: Box::new(e),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let fallback =
+        Fallback::new(models).map_err(|e| BuildError::Fallback(format!("model: {e}")))?;
+    Ok(Arc::new(match on {
+        Some(on) => fallback.on(on),
+        None => fallback,
+    }))
 }
 
 /// Whether `spec` names the embedded model (`local`, `local:PATH`): files
@@ -280,7 +336,8 @@ pub fn agent(
     http: &SharedClient,
 ) -> Result<Agent, BuildError> {
     let mcp = mcp_servers(config)?;
-    agent_with(config, name, a, http, &mcp, model(config, &a.model)?, &[])
+    let model = agent_model(a, |spec| model(config, spec))?;
+    agent_with(config, name, a, http, &mcp, model, &[])
 }
 
 /// An agent given in a request: a provider's model only. Local models
@@ -289,16 +346,17 @@ pub fn agent(
 /// the loaded model). The answer is the same whether or not the file
 /// exists, and no file is opened.
 pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, BuildError> {
-    let model =
-        if is_local(&a.model) {
-            state.local_models.get(&a.model).cloned().ok_or_else(|| {
-                BuildError::LocalNotConfigured {
-                    spec: a.model.clone(),
-                }
-            })?
+    let model = agent_model(a, |spec| {
+        if is_local(spec) {
+            state
+                .local_models
+                .get(spec)
+                .cloned()
+                .ok_or_else(|| BuildError::LocalNotConfigured { spec: spec.into() })
         } else {
-            remote_model(&state.config, &a.model)?
-        };
+            remote_model(&state.config, spec)
+        }
+    })?;
     agent_with(
         &state.config,
         None,

@@ -92,18 +92,21 @@ impl AppState {
         let http = SharedClient::new(&HttpConfig::default());
         let mut local_models = HashMap::new();
         for a in config.agents.values() {
-            if build::is_local(&a.model) && !local_models.contains_key(&a.model) {
-                let m = build::load_local(&a.model).await?;
-                local_models.insert(a.model.clone(), m);
+            for spec in a.model.specs() {
+                if build::is_local(spec) && !local_models.contains_key(spec) {
+                    let m = build::load_local(spec).await?;
+                    local_models.insert(spec.clone(), m);
+                }
             }
         }
         let mcp = build::mcp_servers(&config)?;
         let mut agents = HashMap::new();
         for (name, a) in &config.agents {
-            let model = match local_models.get(&a.model) {
-                Some(m) => Arc::clone(m),
-                None => build::remote_model(&config, &a.model).map_err(|e| e.in_agent(name))?,
-            };
+            let model = build::agent_model(a, |spec| match local_models.get(spec) {
+                Some(m) => Ok(Arc::clone(m)),
+                None => build::remote_model(&config, spec),
+            })
+            .map_err(|e| e.in_agent(name))?;
             let agent = build::agent_with(
                 &config,
                 Some(name),

@@ -25,6 +25,11 @@ export function calls(...list) {
   };
 }
 
+/** An HTTP error answer: `status` with OpenAI's error body, and headers. */
+export function httpError(status, message, headers = {}) {
+  return { status, message, headers };
+}
+
 function body(reply, model) {
   return {
     id: "chatcmpl-mock",
@@ -78,7 +83,10 @@ export async function startMock(script) {
         return;
       }
       const model = parsed.model ?? "gpt-4o-mini";
-      if (parsed.stream) {
+      if (reply.status !== undefined) {
+        res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+        res.end(JSON.stringify({ error: { message: reply.message, type: "mock" } }));
+      } else if (parsed.stream) {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(sse(reply, model));
       } else {

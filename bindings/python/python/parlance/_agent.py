@@ -59,7 +59,11 @@ class Agent(Generic[T]):
     ``model`` is a string (``"anthropic:claude-sonnet-4-5"``,
     ``"openai:gpt-4o-mini"``...; the key from the provider's variable), a
     ``Model``, or a model name with ``provider=OpenAI(base_url=...,
-    api_key=...)``. ``tools`` are ``@tool`` functions (plain functions are
+    api_key=...)``; or a list of them, tried in order (a fallback: when one
+    is rate limited, overloaded, failing or timing out, the next is asked;
+    ``fallback_on`` names the error kinds that move on, by default
+    ``["rate_limited", "overloaded", "server", "timeout", "network",
+    "context_too_long"]``). ``tools`` are ``@tool`` functions (plain functions are
     made tools). ``output_type`` (a pydantic model, dataclass, TypedDict...)
     makes the final answer JSON satisfying its schema, and ``output`` an
     instance of it.
@@ -83,7 +87,7 @@ class Agent(Generic[T]):
     @overload
     def __init__(
         self: Agent[str],
-        model: Union[str, Model],
+        model: Union[str, Model, Sequence[Union[str, Model]]],
         *,
         instructions: Optional[str] = None,
         tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
@@ -99,12 +103,13 @@ class Agent(Generic[T]):
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
+        fallback_on: Optional[Iterable[str]] = None,
     ) -> None: ...
 
     @overload
     def __init__(
         self: Agent[T],
-        model: Union[str, Model],
+        model: Union[str, Model, Sequence[Union[str, Model]]],
         *,
         instructions: Optional[str] = None,
         tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
@@ -120,11 +125,12 @@ class Agent(Generic[T]):
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
+        fallback_on: Optional[Iterable[str]] = None,
     ) -> None: ...
 
     def __init__(
         self,
-        model: Union[str, Model],
+        model: Union[str, Model, Sequence[Union[str, Model]]],
         *,
         instructions: Optional[str] = None,
         tools: Iterable[Union[Tool[Any], Callable[..., Any]]] = (),
@@ -140,6 +146,7 @@ class Agent(Generic[T]):
         max_tool_output: Optional[int] = None,
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
+        fallback_on: Optional[Iterable[str]] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -165,6 +172,7 @@ class Agent(Generic[T]):
             "model_settings": dict(model_settings) if model_settings is not None else None,
             "approval_key": approval_key,
             "previous_approval_keys": list(previous_approval_keys),
+            "fallback_on": list(fallback_on) if fallback_on is not None else None,
         }
         self._core = _core.Agent(model, [t._core for t in self.tools], settings, validate)
 

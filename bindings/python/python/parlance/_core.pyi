@@ -177,7 +177,7 @@ class Work:
 class Agent:
     def __init__(
         self,
-        model: Union[str, Model],
+        model: Union[str, Model, Sequence[Union[str, Model]]],
         tools: Sequence[Tool],
         settings: Dict[str, Any],
         output_type: Optional[Callable[[Any], Any]] = None,
