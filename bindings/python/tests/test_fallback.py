@@ -5,13 +5,13 @@ then; bad lists and bad kinds are ``ConfigError``s naming the setting."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 from mock_openai import MockOpenAI, error, text
 
 import parlance
-from parlance import Agent, ConfigError, RunError
+from parlance import Agent, ConfigError, JsonValue, Message, RunError
 
 
 @pytest.fixture
@@ -27,6 +27,19 @@ def model(mock: MockOpenAI, name: str) -> parlance.Model:
     return parlance.OpenAI(base_url=mock.url, api_key="sk-test", max_retries=0).model(name)
 
 
+def fallback_steps(message: Message) -> List[Dict[str, JsonValue]]:
+    """The models a fallback passed over, from the answer's metadata."""
+    metadata = message.get("metadata")
+    assert metadata is not None, "the answer has no metadata"
+    steps = metadata["parlance_fallback"]
+    assert isinstance(steps, list)
+    out: List[Dict[str, JsonValue]] = []
+    for step in steps:
+        assert isinstance(step, dict)
+        out.append(step)
+    return out
+
+
 def test_a_429_and_a_503_fall_back(mocks: List[MockOpenAI]) -> None:
     limited, down, spare = mocks
     limited.script = lambda body: error(429, "Rate limit reached")
@@ -37,7 +50,7 @@ def test_a_429_and_a_503_fall_back(mocks: List[MockOpenAI]) -> None:
     assert r.text == "Hello from the spare."
     answer = r.messages[-1]
     assert answer["model"] == "third"
-    assert [(s["model"], s["reason"]) for s in answer["metadata"]["parlance_fallback"]] == [
+    assert [(s["model"], s["reason"]) for s in fallback_steps(answer)] == [
         ("openai:first", "rate_limited"),
         ("openai:second", "server"),
     ]
@@ -79,7 +92,7 @@ def test_retry_after_cooldown_and_fallback_on(mocks: List[MockOpenAI]) -> None:
     agent.run_sync("Hi")
     r = agent.run_sync("Again")
     assert len(limited.requests) == 1
-    assert r.messages[-1]["metadata"]["parlance_fallback"][0]["reason"] == "cooling_down"
+    assert fallback_steps(r.messages[-1])[0]["reason"] == "cooling_down"
 
     down.script = lambda body: error(503, "Service unavailable")
     only_429 = Agent([model(down, "first"), model(spare, "second")], fallback_on=["rate_limited"])
