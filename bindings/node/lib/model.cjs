@@ -12,12 +12,29 @@ const { hostNative } = require("./model_host.cjs");
 /** What a model written in JavaScript reports as its provider unless it says its own. */
 const JAVASCRIPT = "javascript";
 
+/**
+ * An object that may be a model written in JavaScript: its `request`,
+ * `provider` and `modelId` are checked here, not trusted.
+ * @typedef {{ readonly request?: unknown, readonly provider?: unknown, readonly modelId?: unknown }} MaybeModel
+ */
+
+/**
+ * The name of `obj`'s class ("model" for a plain object).
+ * @param {object} obj
+ * @returns {string}
+ */
 function className(obj) {
   const c = obj?.constructor;
   return typeof c === "function" && c !== Object && c.name ? c.name : "model";
 }
 
-/** `obj[key]`, a string or nothing (anything else is a ConfigError naming it). */
+/**
+ * `obj[key]`, a string or nothing (anything else is a ConfigError naming it).
+ * @param {MaybeModel} obj
+ * @param {"provider" | "modelId"} key
+ * @param {string} label
+ * @returns {string | undefined}
+ */
 function textOf(obj, key, label) {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
@@ -25,7 +42,13 @@ function textOf(obj, key, label) {
   return v === "" ? undefined : v;
 }
 
-/** The native model that calls `obj.request` (a Model subclass or any object with one). */
+/**
+ * The native model that calls `obj.request` (a Model subclass or any object with one).
+ * @param {MaybeModel} obj
+ * @param {string} [fallbackProvider]
+ * @param {string} [fallbackModelId]
+ * @returns {object}
+ */
 function hosted(obj, fallbackProvider, fallbackModelId) {
   const name = className(obj);
   if (typeof obj.request !== "function") {
@@ -35,13 +58,17 @@ function hosted(obj, fallbackProvider, fallbackModelId) {
   }
   const provider = textOf(obj, "provider", name) ?? fallbackProvider ?? JAVASCRIPT;
   const modelId = textOf(obj, "modelId", name) ?? fallbackModelId ?? name;
-  return guard(() => hostNative(obj, provider, modelId, `${name}.request`));
+  // Its request is a function (checked above): what it answers is checked by the engine.
+  const model = /** @type {import("./index").ModelLike} */ (obj);
+  return guard(() => hostNative(model, provider, modelId, `${name}.request`));
 }
 
 class Model {
   /** @type {any} */
   #native;
+  /** @type {string | undefined} */
   #provider;
+  /** @type {string | undefined} */
   #modelId;
 
   /**
@@ -106,9 +133,11 @@ class Model {
   /**
    * @internal The engine's model. A class that defines `request` is
    * called through it (a new native model each time: see model_host.cjs).
+   * @returns {any}
    */
   get _native() {
-    if (typeof this.request === "function" || this.#native === undefined) {
+    // `request` is a subclass's (index.d.ts declares it; this class does not define it).
+    if (typeof (/** @type {MaybeModel} */ (this)).request === "function" || this.#native === undefined) {
       return hosted(this, this.#provider, this.#modelId);
     }
     return this.#native;
@@ -119,11 +148,15 @@ class Model {
  * The native model (or model string) of anything taken as a model: a
  * string, a Model, or an object with a `request` method. `undefined` for
  * anything else.
+ * @param {unknown} model
+ * @returns {string | object | undefined}
  */
 function toNative(model) {
   if (typeof model === "string") return model;
   if (model instanceof Model) return model._native;
-  if (model !== null && typeof model === "object" && typeof model.request === "function") return hosted(model);
+  if (model !== null && typeof model === "object" && typeof (/** @type {MaybeModel} */ (model)).request === "function") {
+    return hosted(model);
+  }
   return undefined;
 }
 

@@ -10,9 +10,19 @@
 
 const native = require("./native.cjs");
 
-/** Calls in flight, by token: their AbortController. */
+/** @typedef {import("./index").ModelLike} ModelLike */
+
+/**
+ * Calls in flight, by token: their AbortController.
+ * @type {Map<number, AbortController>}
+ */
 const calls = new Map();
 
+/**
+ * @param {number} token
+ * @param {string} text the message's JSON, or the error's message
+ * @param {string | undefined} errorName
+ */
 function report(token, text, errorName) {
   calls.delete(token);
   try {
@@ -22,14 +32,20 @@ function report(token, text, errorName) {
   }
 }
 
+/**
+ * @param {number} token
+ * @param {unknown} e what the model threw, or its promise was rejected with
+ */
 function thrown(token, e) {
-  const isError = e instanceof Error || (e !== null && typeof e === "object" && typeof e.message === "string");
+  // Anything may be thrown: its fields are read as unknowns.
+  const o = /** @type {{ name?: unknown, message?: unknown, constructor?: { name?: unknown } } | null | undefined} */ (e);
+  const isError = e instanceof Error || (o !== null && typeof o === "object" && typeof o.message === "string");
   let name = "Error";
   let message;
   try {
-    if (isError) {
-      name = String(e.name ?? e.constructor?.name ?? "Error");
-      message = String(e.message);
+    if (isError && o) {
+      name = String(o.name ?? o.constructor?.name ?? "Error");
+      message = String(o.message);
     } else {
       message = String(e);
     }
@@ -39,18 +55,27 @@ function thrown(token, e) {
   report(token, message, name);
 }
 
+/**
+ * @param {number} token
+ * @param {unknown} v what the model answered
+ */
 function returned(token, v) {
   let text;
   try {
     text = JSON.stringify(v === undefined ? null : v);
   } catch (e) {
-    thrown(token, new TypeError(`its message cannot be written as JSON: ${e?.message ?? e}`));
+    const message = /** @type {{ message?: unknown } | null | undefined} */ (e)?.message;
+    thrown(token, new TypeError(`its message cannot be written as JSON: ${message ?? e}`));
     return;
   }
   report(token, text, undefined);
 }
 
-/** The function the engine calls (on the main thread) for each request to `model`. */
+/**
+ * The function the engine calls (on the main thread) for each request to `model`.
+ * @param {ModelLike} model
+ * @returns {(args: [number, string]) => void}
+ */
 function caller(model) {
   // The native module hands the arguments over as one array.
   return function call([token, requestJson]) {
@@ -58,9 +83,11 @@ function caller(model) {
       const { messages, tools, settings } = JSON.parse(requestJson);
       const controller = new AbortController();
       calls.set(token, controller);
+      // What it answers is checked by the engine (from its JSON), whatever its type says.
+      /** @type {unknown} */
       const v = model.request(messages, { tools, settings, signal: controller.signal });
-      if (v !== null && typeof v === "object" && typeof v.then === "function") {
-        v.then(
+      if (v !== null && typeof v === "object" && typeof (/** @type {{ then?: unknown }} */ (v)).then === "function") {
+        /** @type {PromiseLike<unknown>} */ (v).then(
           (value) => returned(token, value),
           (e) => thrown(token, e),
         );
@@ -73,7 +100,10 @@ function caller(model) {
   };
 }
 
-/** Aborts a call the engine gave up on (its run stopped or was aborted). */
+/**
+ * Aborts a call the engine gave up on (its run stopped or was aborted).
+ * @param {number} token
+ */
 function abort(token) {
   const controller = calls.get(token);
   if (controller === undefined) return;
@@ -90,6 +120,11 @@ function abort(token) {
  * recorder that uses it: the native side holds the object, the object
  * never holds the native side, so nothing keeps either alive in a cycle).
  * `label` (`Echo.request`) names it in errors.
+ * @param {ModelLike} model
+ * @param {string} provider
+ * @param {string} modelId
+ * @param {string} label
+ * @returns {object} the native model
  */
 function hostNative(model, provider, modelId, label) {
   return native.hostModel(caller(model), abort, provider, modelId, label);

@@ -13,17 +13,42 @@ const { Model, toNative } = require("./model.cjs");
 const { ConfigError, guard } = require("./errors.cjs");
 const { describe } = require("./schema.cjs");
 
+/** @typedef {import("./index").Message} Message */
+/** @typedef {import("./index").ModelAnswer} ModelAnswer */
+/** @typedef {import("./index").ModelRequestInfo} ModelRequestInfo */
+/** @typedef {import("./testing").RequestDocument} RequestDocument */
+/** @typedef {import("./testing").ModelFunction} ModelFunction */
+
+/**
+ * `o` checked to be an options object with only the `allowed` keys (`{}` when undefined).
+ * @template {object} T
+ * @param {string} what
+ * @param {T | undefined} o
+ * @param {readonly (keyof T & string)[]} allowed
+ * @returns {Partial<T>}
+ */
 function options(what, o, allowed) {
   if (o === undefined) return {};
   if (o === null || typeof o !== "object" || Array.isArray(o)) {
     throw new ConfigError(`${what}: expected an options object, got ${describe(o)}`);
   }
+  /** @type {readonly string[]} */
+  const known = allowed;
   for (const k of Object.keys(o)) {
-    if (!allowed.includes(k)) {
+    if (!known.includes(k)) {
       throw new ConfigError(`${what}: unknown option ${JSON.stringify(k)} (expected one of: ${allowed.join(", ")})`);
     }
   }
   return o;
+}
+
+/**
+ * The `message` of what was thrown, if it has one.
+ * @param {unknown} e
+ * @returns {unknown}
+ */
+function messageOf(e) {
+  return /** @type {{ message?: unknown } | null | undefined} */ (e)?.message;
 }
 
 /**
@@ -35,29 +60,40 @@ function options(what, o, allowed) {
  */
 class TestModel extends Model {
   #probe;
+  /** @type {"all" | string[]} */
   #callTools;
+  /** @param {import("./testing").TestModelOptions} [opts] */
   constructor(opts) {
     const o = options("TestModel", opts, ["callTools", "text", "output", "seed"]);
     let text;
     try {
       text = JSON.stringify(o);
     } catch (e) {
-      throw new ConfigError(`TestModel: the options cannot be written as JSON: ${e?.message ?? e}`);
+      throw new ConfigError(`TestModel: the options cannot be written as JSON: ${messageOf(e) ?? e}`);
     }
     const probe = guard(() => native.NativeTestModel.test(text));
     super(probe.model());
     this.#probe = probe;
     this.#callTools = Array.isArray(o.callTools) ? [...o.callTools] : "all";
   }
-  /** Which tools it calls: "all" or their names. */
+  /**
+   * Which tools it calls: "all" or their names.
+   * @returns {"all" | string[]}
+   */
   get callTools() {
     return this.#callTools;
   }
-  /** Every request received, as request documents (`{messages, tools?, options?}`). */
+  /**
+   * Every request received, as request documents (`{messages, tools?, options?}`).
+   * @returns {RequestDocument[]}
+   */
   get received() {
     return JSON.parse(this.#probe.received());
   }
-  /** The last request received (undefined before the first). */
+  /**
+   * The last request received (undefined before the first).
+   * @returns {RequestDocument | undefined}
+   */
   get lastRequest() {
     return this.received.at(-1);
   }
@@ -66,6 +102,7 @@ class TestModel extends Model {
 /** Answers with these messages (canonical messages, `role` optional, or strings: one text block each), in order. */
 class ScriptedModel extends Model {
   #probe;
+  /** @param {readonly ModelAnswer[]} messages */
   constructor(messages) {
     if (!Array.isArray(messages)) {
       throw new ConfigError(`ScriptedModel: expected an array of messages (or strings), got ${describe(messages)}`);
@@ -74,17 +111,23 @@ class ScriptedModel extends Model {
     try {
       text = JSON.stringify(messages);
     } catch (e) {
-      throw new ConfigError(`ScriptedModel: the messages cannot be written as JSON: ${e?.message ?? e}`);
+      throw new ConfigError(`ScriptedModel: the messages cannot be written as JSON: ${messageOf(e) ?? e}`);
     }
     const probe = guard(() => native.NativeTestModel.scripted(text));
     super(probe.model());
     this.#probe = probe;
   }
-  /** Every request received, as request documents. */
+  /**
+   * Every request received, as request documents.
+   * @returns {RequestDocument[]}
+   */
   get received() {
     return JSON.parse(this.#probe.received());
   }
-  /** How many answers are left. */
+  /**
+   * How many answers are left.
+   * @returns {number}
+   */
   get remaining() {
     return this.#probe.remaining();
   }
@@ -97,7 +140,12 @@ class ScriptedModel extends Model {
  * `modelId` defaults to the function's name.
  */
 class FunctionModel extends Model {
+  /** @type {ModelFunction} */
   #fn;
+  /**
+   * @param {ModelFunction} fn
+   * @param {{ provider?: string, modelId?: string }} [opts]
+   */
   constructor(fn, opts) {
     if (typeof fn !== "function") {
       throw new ConfigError(
@@ -108,7 +156,12 @@ class FunctionModel extends Model {
     super({ provider: o.provider ?? "function", modelId: o.modelId ?? (fn.name || "function") });
     this.#fn = fn;
   }
-  /** Calls the function. */
+  /**
+   * Calls the function.
+   * @param {Message[]} messages
+   * @param {ModelRequestInfo} info
+   * @returns {ModelAnswer | PromiseLike<ModelAnswer>}
+   */
   request(messages, info) {
     return this.#fn(messages, info);
   }
@@ -120,7 +173,13 @@ class FunctionModel extends Model {
  * canonical format), emptied first unless `{ append: true }`.
  */
 class Recorder extends Model {
+  /** @type {string} */
   #path;
+  /**
+   * @param {string | import("./index").Model | import("./index").ModelLike} model
+   * @param {string} path
+   * @param {{ append?: boolean }} [opts]
+   */
   constructor(model, path, opts) {
     const o = options("Recorder", opts, ["append"]);
     const inner = toNative(model);
@@ -134,7 +193,10 @@ class Recorder extends Model {
     super(probe.model());
     this.#path = path;
   }
-  /** The cassette file. */
+  /**
+   * The cassette file.
+   * @returns {string}
+   */
   get path() {
     return this.#path;
   }
@@ -147,7 +209,9 @@ class Recorder extends Model {
  */
 class Replay extends Model {
   #probe;
+  /** @type {string} */
   #path;
+  /** @param {string} path */
   constructor(path) {
     if (typeof path !== "string") throw new ConfigError(`Replay: path: expected a string, got ${describe(path)}`);
     const probe = guard(() => native.NativeTestModel.replay(path));
@@ -155,11 +219,17 @@ class Replay extends Model {
     this.#probe = probe;
     this.#path = path;
   }
-  /** How many exchanges are left to serve. */
+  /**
+   * How many exchanges are left to serve.
+   * @returns {number}
+   */
   get remaining() {
     return this.#probe.remaining();
   }
-  /** The cassette file. */
+  /**
+   * The cassette file.
+   * @returns {string}
+   */
   get path() {
     return this.#path;
   }
