@@ -158,7 +158,7 @@ test("what a JavaScript model throws fails the run with a model error naming it"
   // A class with no request method is refused when the agent is built.
   class NoRequest extends Model {}
   assert.throws(() => new Agent({ model: new NoRequest() }), (e) => e instanceof ConfigError && /NoRequest has no request method/.test(e.message));
-  assert.throws(() => new Agent({ model: { request: 1 } }), (e) => e instanceof ConfigError && /a Model, or an object with a request/.test(e.message));
+  assert.throws(() => new Agent({ model: { request: 1 } }), (e) => e instanceof ConfigError && /a Model, an object with a request/.test(e.message));
   class BadId extends Model {
     modelId = 7;
     request() {
