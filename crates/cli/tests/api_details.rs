@@ -55,7 +55,7 @@ async fn refusals_are_json_and_bodies_are_one_value() {
         ),
         (
             json!({"model": 5}),
-            "agent.model: invalid type: integer `5`, expected a string",
+            "agent.model: invalid type: integer `5`, expected a model string (\"openai:gpt-4o\") or a list of them",
         ),
         (
             json!(7),
