@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
-use parlance_config::{AgentConfig, Config};
+use parlance_config::{AgentConfig, AgentModel, Config};
 use parlance_format::{Block, Decision, DecisionKind, Message, Response, RunStatus};
 use parlance_providers::HttpConfig;
 use parlance_providers::transport::SharedClient;
@@ -21,13 +21,17 @@ use crate::options::{ModelFlags, report};
 pub fn agent(
     config: &Config,
     name: Option<&str>,
-    model: Option<&str>,
+    models: &[String],
     flags: &ModelFlags,
 ) -> Result<Agent, String> {
     let http = SharedClient::new(&HttpConfig::default());
-    if let Some(m) = model {
+    if !models.is_empty() {
+        let model = match models {
+            [one] => AgentModel::One(one.clone()),
+            many => AgentModel::List(many.to_vec()),
+        };
         let mut cfg = AgentConfig {
-            model: m.into(),
+            model,
             ..AgentConfig::default()
         };
         flags.apply(&mut cfg);

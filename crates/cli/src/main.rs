@@ -126,9 +126,10 @@ enum Command {
         /// Which agent of the configuration (default: the only one).
         #[arg(long)]
         agent: Option<String>,
-        /// Or a model, `provider:model` (e.g. anthropic:claude-sonnet-4-5), with no tools.
+        /// Or a model, `provider:model` (e.g. anthropic:claude-sonnet-4-5), with no tools;
+        /// given again, a fallback: the next is asked when one is rate limited or down.
         #[arg(long)]
-        model: Option<String>,
+        model: Vec<String>,
         /// Print the response envelope as JSON instead.
         #[arg(long)]
         json: bool,
@@ -145,9 +146,9 @@ enum Command {
         /// Which agent (default: the only one).
         #[arg(long)]
         agent: Option<String>,
-        /// Or a model, `provider:model`.
+        /// Or a model, `provider:model`; given again, a fallback.
         #[arg(long)]
-        model: Option<String>,
+        model: Vec<String>,
         /// Continue this thread (default: a new one).
         #[arg(long)]
         thread: Option<String>,
@@ -267,8 +268,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let config = load_config(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
-                let agent =
-                    interactive::agent(&config, agent.as_deref(), model.as_deref(), &flags)?;
+                let agent = interactive::agent(&config, agent.as_deref(), &model, &flags)?;
                 interactive::run(agent, prompt, json, flags.verbose).await
             })
         }
@@ -282,8 +282,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let config = load_config(config.as_deref())?;
             runtime()?.block_on(async move {
                 parlance_providers::transport::install_crypto();
-                let agent =
-                    interactive::agent(&config, agent.as_deref(), model.as_deref(), &flags)?;
+                let agent = interactive::agent(&config, agent.as_deref(), &model, &flags)?;
                 let url = config.store.url_or_default();
                 let store = parlance_store::Store::open(url)
                     .await

@@ -65,7 +65,7 @@ async fn retry(
         .and_then(|r| r.settings["name"].as_str().map(str::to_string))
         .filter(|n| config.agents.contains_key(n));
     let name = agent.or(recorded);
-    let agent = crate::interactive::agent(&config, name.as_deref(), None, &Default::default())?;
+    let agent = crate::interactive::agent(&config, name.as_deref(), &[], &Default::default())?;
     let r = ThreadRunner::new(store, agent)
         .retry(id)
         .await

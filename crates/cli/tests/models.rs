@@ -120,6 +120,55 @@ async fn openai_from_the_registry_reaches_the_base_url_with_the_key() {
     assert_eq!(got[0].body["model"], "gpt-test");
 }
 
+#[tokio::test]
+async fn model_given_twice_is_a_fallback_past_a_rate_limited_provider() {
+    // Anthropic asks for two minutes: longer than any retry waits, so the
+    // error comes back at once and the second --model answers.
+    let limited = ReplayServer::start(vec![
+        Reply::json(
+            429,
+            &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
+        )
+        .with_header("retry-after", "120"),
+    ])
+    .await;
+    let chunk = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-test",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "From the spare."},
+        "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}});
+    let spare = ReplayServer::start(vec![Reply::Sse {
+        chunks: vec![format!("data: {chunk}\n\n"), "data: [DONE]\n\n".into()],
+        cut: false,
+    }])
+    .await;
+    let (anthropic, openai) = (limited.url.clone(), format!("{}/v1", spare.url));
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        let vars = [
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", anthropic.as_str()),
+            ("OPENAI_API_KEY", "sk-oai"),
+            ("OPENAI_BASE_URL", openai.as_str()),
+        ];
+        parlance(
+            &[
+                "run",
+                "--model",
+                "anthropic:claude-test",
+                "--model",
+                "openai:gpt-test",
+                "hello",
+            ],
+            &vars,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("From the spare."), "{out}");
+    assert_eq!(limited.received().len(), 1, "no retry of a two-minute wait");
+    assert_eq!(spare.received()[0].body["model"], "gpt-test");
+}
+
 /// One AWS event-stream event message.
 fn aws_event(name: &str, payload: serde_json::Value) -> Vec<u8> {
     use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
