@@ -49,6 +49,8 @@ class MockOpenAI:
     def __init__(self, script: Optional[Script] = None) -> None:
         self.script: Script = script or (lambda body: text("Hello."))
         self.requests: List[Dict[str, Any]] = []
+        # Each request's headers, names lowercased, in the order received.
+        self.headers: List[Dict[str, str]] = []
         self._lock = threading.Lock()
         mock = self
 
@@ -63,6 +65,7 @@ class MockOpenAI:
                 body = json.loads(self.rfile.read(length))
                 with mock._lock:
                     mock.requests.append(body)
+                    mock.headers.append({k.lower(): v for k, v in self.headers.items()})
                 try:
                     reply = mock.script(body)
                 except Exception as e:  # a test's script failed: say so

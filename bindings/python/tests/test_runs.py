@@ -159,6 +159,18 @@ def test_run_sync_inside_a_loop_says_what_to_do(mock: Any) -> None:
         asyncio.run(main())
 
 
+def test_a_provider_object_sends_its_base_url_key_and_headers(mock: Any) -> None:
+    openai = parlance.OpenAI(base_url=mock.url, api_key="sk-own", headers={"x-team": "refunds"}, user_agent="shop/1.0")
+    assert Agent(openai.model("gpt-4o-mini")).run_sync("hello").text == "Hello."
+    assert Agent("gpt-4o-mini", provider=openai).run_sync("hello").text == "Hello."
+    assert len(mock.headers) == 2
+    for headers, body in zip(mock.headers, mock.requests):
+        assert headers["authorization"] == "Bearer sk-own"
+        assert headers["x-team"] == "refunds"
+        assert headers["user-agent"] == "shop/1.0"
+        assert body["model"] == "gpt-4o-mini"
+
+
 def test_a_missing_key_is_an_error_before_any_request(monkeypatch: Any) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(parlance.ConfigError, match="ANTHROPIC_API_KEY"):

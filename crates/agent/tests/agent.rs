@@ -885,3 +885,84 @@ async fn a_previous_approval_key_still_verifies_what_it_signed() {
         .unwrap_err();
     assert!(e.to_string().contains("does not match"), "{e}");
 }
+
+/// Sets its flag when dropped: an async tool's future was stopped.
+struct SetOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_run_mid_call_stops_its_tools_and_cancels_their_token() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
+    let async_dropped = Arc::new(AtomicBool::new(false));
+    let (saw_cancel_tx, saw_cancel) = std::sync::mpsc::channel::<bool>();
+    let tx = started_tx.clone();
+    let flag = Arc::clone(&async_dropped);
+    let slow_async = Tool::new("slow_async", "Waits.", move |_: Value, _c: ToolContext| {
+        let tx = tx.clone();
+        let flag = Arc::clone(&flag);
+        async move {
+            let _guard = SetOnDrop(flag);
+            tx.send("async").unwrap();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok::<_, ToolError>(json!("never"))
+        }
+    });
+    let tx = started_tx;
+    let slow_blocking = Tool::blocking(
+        "slow_blocking",
+        "Waits, checking its token.",
+        move |_: Value, c: ToolContext| -> Result<String, ToolError> {
+            tx.send("blocking").unwrap();
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while !c.cancel.is_cancelled() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            saw_cancel_tx.send(c.cancel.is_cancelled()).unwrap();
+            Ok("stopped".into())
+        },
+    );
+    let model = ScriptedModel::new([
+        calls(&[
+            ("c1", "slow_async", json!({})),
+            ("c2", "slow_blocking", json!({})),
+        ]),
+        says("never reached"),
+    ]);
+    let agent = Agent::builder(Arc::new(model.clone()))
+        .tool(slow_async)
+        .tool(slow_blocking)
+        .limits(Limits {
+            tool_timeout: Duration::from_secs(60),
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let run = tokio::spawn(async move { agent.run(RunInput::text("Go")).await });
+    let mut seen = vec![started.recv().await.unwrap(), started.recv().await.unwrap()];
+    seen.sort();
+    assert_eq!(seen, ["async", "blocking"]);
+    // The caller gives up on the run: its future is dropped mid-call.
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+    assert!(
+        async_dropped.load(Ordering::SeqCst),
+        "the async tool's future was dropped with the run"
+    );
+    let saw = tokio::task::spawn_blocking(move || saw_cancel.recv_timeout(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    assert_eq!(
+        saw,
+        Ok(true),
+        "a blocking tool sees its token cancelled when the run is dropped"
+    );
+    assert_eq!(model.received().len(), 1, "no model call after the drop");
+}

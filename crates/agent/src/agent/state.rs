@@ -30,6 +30,16 @@ pub(super) struct State {
     pub(super) cancel: CancellationToken,
 }
 
+/// A run's state goes when the run ends or its future is dropped (the
+/// caller gave up on it): either way its tool calls are over, and a tool
+/// still working elsewhere (a blocking thread, a detached task) sees its
+/// token cancelled.
+impl Drop for State {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
 impl State {
     /// This run's messages.
     pub(super) fn turn(&self) -> &[Message] {
