@@ -1,6 +1,7 @@
-// Runs on threads stored in a real SQLite file: history from the store,
-// a paused run resumed by a fresh agent and store (as another process
-// would), a failed run retried, one run at a time per thread.
+// Runs on threads stored in a real SQLite file and on the PostgreSQL
+// server scripts/test starts (PARLANCE_TEST_POSTGRES_URL): history from
+// the store, a paused run resumed by a fresh agent and store (as another
+// process would), a failed run retried, one run at a time per thread.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -17,53 +18,71 @@ function dbFile(t) {
   return `sqlite://${join(dir, "threads.db")}`;
 }
 
-test("runs on a thread: the history comes from the store", async (t) => {
-  const mock = await startMock([text("Hello Ada."), text("You are Ada.")]);
-  t.after(mock.close);
-  const store = await Store.open(dbFile(t));
-  const thread = await store.createThread({ customer: "ada" });
-  const agent = agentFor(mock, { instructions: "Be brief." });
-  const first = await agent.run("I am Ada.", { store, threadId: thread });
-  assert.equal(first.threadId, thread);
-  const second = await agent.run("Who am I?", { store, threadId: thread });
-  assert.equal(second.text, "You are Ada.");
-  assert.deepEqual(
-    mock.requests[1].body.messages.map((m) => m.content),
-    ["Be brief.", "I am Ada.", "Hello Ada.", "Who am I?"],
-  );
-  const stored = await store.messages(thread);
-  assert.equal(stored.length, 4);
-  const runs = await store.runs(thread);
-  assert.deepEqual(runs.map((r) => r.status), ["completed", "completed"]);
-});
+/** A store URL on `backend`: a fresh SQLite file, or the test PostgreSQL
+ * server (undefined: skip; with PARLANCE_REQUIRE_POSTGRES its absence
+ * fails, as in the Rust and Python suites). */
+function storeUrl(t, backend) {
+  if (backend === "sqlite") return dbFile(t);
+  const url = process.env.PARLANCE_TEST_POSTGRES_URL;
+  if (!url && process.env.PARLANCE_REQUIRE_POSTGRES) {
+    throw new Error("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not");
+  }
+  if (!url) t.skip("no PostgreSQL (set PARLANCE_TEST_POSTGRES_URL)");
+  return url;
+}
 
-test("a paused run on a thread resumes from the store alone, with a fresh agent and store", async (t) => {
-  const ran = [];
-  const refund = tool({
-    name: "refund",
-    parameters: { type: "object", properties: { amount: { type: "integer" } }, required: ["amount"] },
-    needsApproval: true,
-    execute: ({ amount }) => {
-      ran.push(amount);
-      return `refunded ${amount}`;
-    },
+for (const backend of ["sqlite", "postgres"]) {
+  test(`runs on a thread: the history comes from the store (${backend})`, async (t) => {
+    const url = storeUrl(t, backend);
+    if (!url) return;
+    const mock = await startMock([text("Hello Ada."), text("You are Ada.")]);
+    t.after(mock.close);
+    const store = await Store.open(url);
+    const thread = await store.createThread({ customer: "ada" });
+    const agent = agentFor(mock, { instructions: "Be brief." });
+    const first = await agent.run("I am Ada.", { store, threadId: thread });
+    assert.equal(first.threadId, thread);
+    const second = await agent.run("Who am I?", { store, threadId: thread });
+    assert.equal(second.text, "You are Ada.");
+    assert.deepEqual(
+      mock.requests[1].body.messages.map((m) => m.content),
+      ["Be brief.", "I am Ada.", "Hello Ada.", "Who am I?"],
+    );
+    const stored = await store.messages(thread);
+    assert.equal(stored.length, 4);
+    const runs = await store.runs(thread);
+    assert.deepEqual(runs.map((r) => r.status), ["completed", "completed"]);
   });
-  const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 20 }]), () => text("Refunded.")));
-  t.after(mock.close);
-  const url = dbFile(t);
-  const store = await Store.open(url);
-  const thread = await store.createThread();
-  const paused = await agentFor(mock, { tools: [refund] }).run("Refund 20", { store, threadId: thread });
-  assert.equal(paused.status, "requires_approval");
-  // Elsewhere, later: only the stored JSON and the database.
-  const again = new Store(url);
-  const r = await agentFor(mock, { tools: [refund] }).resume(paused.toString(), [approve("c1")], { store: again });
-  assert.equal(r.status, "completed");
-  assert.deepEqual(ran, [20]);
-  assert.equal(textOf(results(r).c1), "refunded 20");
-  const history = await again.messages(thread);
-  assert.equal(history.at(-1).content[0].text, "Refunded.");
-});
+
+  test(`a paused run on a thread resumes from the store alone, with a fresh agent and store (${backend})`, async (t) => {
+    const url = storeUrl(t, backend);
+    if (!url) return;
+    const ran = [];
+    const refund = tool({
+      name: "refund",
+      parameters: { type: "object", properties: { amount: { type: "integer" } }, required: ["amount"] },
+      needsApproval: true,
+      execute: ({ amount }) => {
+        ran.push(amount);
+        return `refunded ${amount}`;
+      },
+    });
+    const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 20 }]), () => text("Refunded.")));
+    t.after(mock.close);
+    const store = await Store.open(url);
+    const thread = await store.createThread();
+    const paused = await agentFor(mock, { tools: [refund] }).run("Refund 20", { store, threadId: thread });
+    assert.equal(paused.status, "requires_approval");
+    // Elsewhere, later: only the stored JSON and the database.
+    const again = new Store(url);
+    const r = await agentFor(mock, { tools: [refund] }).resume(paused.toString(), [approve("c1")], { store: again });
+    assert.equal(r.status, "completed");
+    assert.deepEqual(ran, [20]);
+    assert.equal(textOf(results(r).c1), "refunded 20");
+    const history = await again.messages(thread);
+    assert.equal(history.at(-1).content[0].text, "Refunded.");
+  });
+}
 
 test("a failed run is retried on its thread; one run at a time holds a thread", async (t) => {
   let fail = true;
