@@ -26,7 +26,8 @@ use parlance_format::Usage;
 //! };
 //! // claude-sonnet-4-5: $3 input, $0.30 cache read, $3.75 cache write, $15 output per million.
 //! let cost = PriceTable::builtin().cost("anthropic", "claude-sonnet-4-5", &usage);
-//! assert_eq!(cost, Some((100.0 * 3.0 + 800.0 * 0.3 + 100.0 * 3.75 + 100.0 * 15.0) / 1e6));
+//! // (1000 - 800 - 100) * 3 + 800 * 0.3 + 100 * 3.75 + 100 * 15 = 2415 millionths.
+//! assert_eq!(cost, Some(0.002_415));
 //!
 //! let mine = PriceTable::from_json_str(
 //!     r#"{"providers": [{"id": "acme", "models": [
@@ -215,6 +216,13 @@ struct ProviderEntry {
     models: Vec<ModelEntry>,
 }
 
+impl ProviderEntry {
+    /// The first model whose rule matches `model` (lowercase).
+    fn find(&self, model: &str) -> Option<&ModelEntry> {
+        self.models.iter().find(|m| m.matcher.is_match(model))
+    }
+}
+
 /// Prices per provider and model. Lookups go through the tables in order
 /// (a user's table, then the one it was put [`then`](Self::then)); within
 /// a table, a provider's first model whose rule matches wins, as in
@@ -286,11 +294,11 @@ impl PriceTable {
     /// This table, then `fallback` for what this one does not price (a
     /// user's table over the built-in one).
     pub fn then(mut self, fallback: PriceTable) -> PriceTable {
-        let mut last = &mut self;
-        while last.next.is_some() {
-            last = last.next.as_mut().expect("checked");
-        }
-        last.next = Some(Box::new(fallback));
+        let next = match self.next.take() {
+            Some(n) => n.then(fallback),
+            None => fallback,
+        };
+        self.next = Some(Box::new(next));
         self
     }
 
@@ -317,10 +325,7 @@ impl PriceTable {
 
     fn find_here(&self, provider: &str, model: &str) -> Option<Found<'_>> {
         let p = self.providers.iter().find(|p| p.id == provider)?;
-        let in_provider = |p: &'_ ProviderEntry| -> Option<&'_ ModelEntry> {
-            p.models.iter().find(|m| m.matcher.is_match(model))
-        };
-        if let Some(m) = in_provider(p) {
+        if let Some(m) = p.find(model) {
             return Some(Found {
                 provider: &p.id,
                 model: &m.id,
@@ -330,7 +335,7 @@ impl PriceTable {
         // One step of fallback (azure to openai...), as genai-prices does.
         for id in &p.fallback {
             if let Some(fp) = self.providers.iter().find(|x| &x.id == id)
-                && let Some(m) = in_provider(fp)
+                && let Some(m) = fp.find(model)
             {
                 return Some(Found {
                     provider: &fp.id,
