@@ -124,7 +124,9 @@ async fn an_agents_own_table_comes_first() {
     )
     .unwrap()
     .then(PriceTable::builtin().clone());
-    let r = agent(&two_calls("no-such-model"), Some(mine)).run("Hi").await;
+    let r = agent(&two_calls("no-such-model"), Some(mine))
+        .run("Hi")
+        .await;
     // 2000 * 1 + 100 * 10 = 3000 millionths, after the built-in 2404.8.
     assert_eq!(r.cost, Some(0.002_404_8 + 0.003));
 }

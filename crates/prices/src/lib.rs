@@ -13,8 +13,7 @@
 //! built-in one:
 //!
 //! ```
-//! pub use parlance_format::total_cost;
-use parlance_format::Usage;
+//! use parlance_format::Usage;
 //! use parlance_prices::PriceTable;
 //!
 //! let usage = Usage {
@@ -50,9 +49,9 @@ use parlance_format::Usage;
 use std::path::Path;
 use std::sync::OnceLock;
 
-pub use parlance_format::total_cost;
+use fancy_regex::Regex;
 use parlance_format::Usage;
-use regex::Regex;
+pub use parlance_format::total_cost;
 use serde_json::{Map, Value};
 
 /// The built-in table's text (`data/prices.json`).
@@ -195,7 +194,8 @@ impl Match {
             Match::StartsWith(s) => model.starts_with(s.as_str()),
             Match::EndsWith(s) => model.ends_with(s.as_str()),
             Match::Contains(s) => model.contains(s.as_str()),
-            Match::Regex(r) => r.is_match(model),
+            // A pattern that gives up (its backtracking limit) does not match.
+            Match::Regex(r) => r.is_match(model).unwrap_or(false),
             Match::Or(v) => v.iter().any(|m| m.is_match(model)),
             Match::And(v) => v.iter().all(|m| m.is_match(model)),
         }
@@ -413,7 +413,10 @@ impl Reader<'_> {
         if let Some(u) = obj.get("unit") {
             let u = self.string(u, "$.unit")?;
             if u != "USD per million tokens" {
-                return Err(self.err("$.unit", format!("unknown unit {u:?} (expected \"USD per million tokens\")")));
+                return Err(self.err(
+                    "$.unit",
+                    format!("unknown unit {u:?} (expected \"USD per million tokens\")"),
+                ));
             }
         }
         let origin = match obj.get("origin") {
@@ -452,7 +455,11 @@ impl Reader<'_> {
     fn provider(&self, v: &Value, path: &str) -> Result<ProviderEntry, PriceError> {
         let obj = self.object(v, path, "a provider", &["id", "fallback", "models"])?;
         let id = self
-            .string(obj.get("id").ok_or_else(|| self.err(&format!("{path}.id"), "required field missing"))?, &format!("{path}.id"))?
+            .string(
+                obj.get("id")
+                    .ok_or_else(|| self.err(&format!("{path}.id"), "required field missing"))?,
+                &format!("{path}.id"),
+            )?
             .to_lowercase();
         let mut fallback = Vec::new();
         if let Some(f) = obj.get("fallback") {
@@ -529,7 +536,10 @@ impl Reader<'_> {
         let obj = self.object(v, path, "a match rule", &keys)?;
         let mut it = obj.iter();
         let (Some((k, x)), None) = (it.next(), it.next()) else {
-            return Err(self.err(path, format!("expected exactly one of: {}", keys.join(", "))));
+            return Err(self.err(
+                path,
+                format!("expected exactly one of: {}", keys.join(", ")),
+            ));
         };
         let p = format!("{path}.{k}");
         Ok(match k.as_str() {
@@ -538,12 +548,17 @@ impl Reader<'_> {
                 for (i, c) in self.array(x, &p)?.iter().enumerate() {
                     v.push(self.matcher(c, &format!("{p}[{i}]"))?);
                 }
-                if k == "or" { Match::Or(v) } else { Match::And(v) }
+                if k == "or" {
+                    Match::Or(v)
+                } else {
+                    Match::And(v)
+                }
             }
             "regex" => {
                 let s = self.string(x, &p)?;
                 Match::Regex(
-                    Regex::new(&s).map_err(|e| self.err(&p, format!("not a regular expression: {e}")))?,
+                    Regex::new(&s)
+                        .map_err(|e| self.err(&p, format!("not a regular expression: {e}")))?,
                 )
             }
             _ => {
@@ -576,10 +591,12 @@ impl Reader<'_> {
                 for (i, t) in self.array(list, &tp)?.iter().enumerate() {
                     let ip = format!("{tp}[{i}]");
                     let o = self.object(t, &ip, "a tier", &["start", "price"])?;
-                    let start = o
-                        .get("start")
-                        .and_then(Value::as_u64)
-                        .ok_or_else(|| self.err(&format!("{ip}.start"), "expected a whole number of input tokens"))?;
+                    let start = o.get("start").and_then(Value::as_u64).ok_or_else(|| {
+                        self.err(
+                            &format!("{ip}.start"),
+                            "expected a whole number of input tokens",
+                        )
+                    })?;
                     let pp = format!("{ip}.price");
                     let rate = self.rate(
                         o.get("price")
@@ -606,36 +623,46 @@ impl Reader<'_> {
                 (None, None) => n.to_string(),
             },
             _ => {
-                return Err(self.err(path, "expected a price in dollars per million tokens (a number or a decimal string)"));
+                return Err(self.err(
+                    path,
+                    "expected a price in dollars per million tokens (a number or a decimal string)",
+                ));
             }
         };
         parse_rate(&text).ok_or_else(|| {
             self.err(
                 path,
-                format!("{text:?} is not a price (a non-negative decimal with at most 9 decimals)"),
+                format!("{text:?} is not a price (a non-negative decimal number)"),
             )
         })
     }
 }
 
-/// `"0.3"` (dollars per million tokens) as femto-dollars per token.
+/// `"0.3"` (dollars per million tokens) as femto-dollars per token: exact
+/// to nine decimals, rounded (half up) past them (`0.18000000000000002`,
+/// a float written out, is 0.18).
 fn parse_rate(text: &str) -> Option<Rate> {
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
-    if whole.is_empty() && frac.is_empty()
+    if (whole.is_empty() && frac.is_empty())
         || !whole.bytes().all(|b| b.is_ascii_digit())
         || !frac.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 9
         || whole.len() > 20
     {
         return None;
     }
-    let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
-    let mut f = frac.to_string();
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let (kept, rest) = frac.split_at(frac.len().min(9));
+    let mut f = kept.to_string();
     while f.len() < 9 {
         f.push('0');
     }
+    let up = u128::from(rest.bytes().next().is_some_and(|b| b >= b'5'));
     let frac: u128 = f.parse().ok()?;
-    Some(Rate(whole * 1_000_000_000 + frac))
+    Some(Rate(whole * 1_000_000_000 + frac + up))
 }
 
 #[cfg(test)]
@@ -648,7 +675,9 @@ mod tests {
         assert_eq!(parse_rate("15"), Some(Rate(15_000_000_000)));
         assert_eq!(parse_rate(".5"), Some(Rate(500_000_000)));
         assert_eq!(parse_rate("0.000000001"), Some(Rate(1)));
-        assert_eq!(parse_rate("0.0000000001"), None);
+        assert_eq!(parse_rate("0.0000000001"), Some(Rate(0)));
+        assert_eq!(parse_rate("0.18000000000000002"), Some(Rate(180_000_000)));
+        assert_eq!(parse_rate("0.0000000015"), Some(Rate(2)));
         assert_eq!(parse_rate("-1"), None);
         assert_eq!(parse_rate("1e-6"), None);
         assert_eq!(parse_rate(""), None);

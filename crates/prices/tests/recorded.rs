@@ -106,7 +106,12 @@ fn deepseek_cached_input_and_reasoning_are_not_counted_twice() {
     let u = m.usage.unwrap();
     // prompt 412 of which 384 cached; completion 57 of which 41 reasoning.
     assert_eq!(
-        (u.input_tokens, u.cached_tokens, u.output_tokens, u.reasoning_tokens),
+        (
+            u.input_tokens,
+            u.cached_tokens,
+            u.output_tokens,
+            u.reasoning_tokens
+        ),
         (412, 384, 57, Some(41))
     );
     let cost = test_table().message_cost(&m).expect("priced");
