@@ -175,6 +175,7 @@ pub(crate) fn chat_ended(
     elapsed: Duration,
 ) {
     let usage: Option<Usage> = outcome.ok().and_then(|m| m.usage);
+    let cost: Option<f64> = outcome.ok().and_then(|m| m.cost);
     if !span.is_disabled() {
         match outcome {
             Ok(m) => {
@@ -220,7 +221,7 @@ pub(crate) fn chat_ended(
             .increment(1);
         metrics::histogram!(MODEL_SECONDS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
             .record(elapsed.as_secs_f64());
-        if let Some(cost) = outcome.ok().and_then(|m| m.cost) {
+        if let Some(cost) = cost {
             metrics::counter!(COST, "provider" => provider.clone(), "model" => model.clone())
                 .increment((cost * 1e9).round() as u64);
         }
