@@ -56,9 +56,7 @@ def test_a_model_the_table_does_not_know_has_no_cost() -> None:
 
 def test_a_table_of_ones_own_comes_first(tmp_path: pathlib.Path) -> None:
     prices = tmp_path / "prices.json"
-    prices.write_text(
-        '{"providers": [{"id": "acme", "models": [{"id": "m1", "input": "1", "cached": "0"}]}]}'
-    )
+    prices.write_text('{"providers": [{"id": "acme", "models": [{"id": "m1", "input": "1", "cached": "0"}]}]}')
     with pytest.raises(ConfigError, match=r"prices.json: \$\.providers\[0\]\.models\[0\]\.cached: unknown field"):
         parlance.cost("acme:m1", USAGE, prices=prices)
     prices.write_text('{"providers": [{"id": "acme", "models": [{"id": "m1", "input": "1", "output": "2"}]}]}')

@@ -241,7 +241,7 @@ class Replay(Model):
 
 def cost(
     model: str,
-    usage: Union[Usage, types.Usage],
+    usage: Union[Usage, types.Usage, Mapping[str, Any]],
     *,
     prices: Optional[Union[str, os.PathLike[str]]] = None,
 ) -> Optional[float]:
@@ -251,7 +251,6 @@ def cost(
     ``prices``: a JSON price table file, consulted before the built-in one
     (pydantic's genai-prices, shipped with Parlance).
     """
-    ...
 
 # For the tests that check a Rust panic reaches Python as an exception.
 def _panic_for_tests(how: str) -> Any: ...
