@@ -50,6 +50,12 @@ export type ResponseDocument = {
   output: JsonValue;
   /** Tokens summed over every model call of the run. */
   usage: Usage;
+  /**
+   * What the run's model calls cost, in US dollars: the sum of its
+   * assistant messages' `cost`. Absent when any of them has none (a
+   * model not in the price table): a partial sum would be wrong.
+   */
+  cost?: (number | null);
   /** The last model call's finish reason. */
   finish_reason?: (FinishReason | null);
   /** The calls waiting for a decision (status `requires_approval`). */
@@ -306,6 +312,12 @@ export type Message = {
   content: Array<Block>;
   /** Tokens of the model call that produced it (assistant messages). */
   usage?: (Usage | null);
+  /**
+   * What the model call that produced it cost, in US dollars, from
+   * Parlance's price table (assistant messages). Absent when the model
+   * is not in the table: never a guess.
+   */
+  cost?: (number | null);
   /** Why the model stopped, normalised (assistant messages). */
   finish_reason?: (FinishReason | null);
   /** The provider's own finish/stop reason, unchanged (`end_turn`, `STOP`, ...). */

@@ -8,7 +8,7 @@ const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
 const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama } = require("./providers.cjs");
-const { Response } = require("./response.cjs");
+const { Response, cost } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
 const errors = require("./errors.cjs");
 const format = require("./format.cjs");
@@ -31,6 +31,7 @@ module.exports = {
   Ollama,
   Store,
   Response,
+  cost,
   approve,
   edit,
   reject,

@@ -15,6 +15,7 @@ import type {
   RunStatus,
   FinishReason,
   ToolStatus,
+  Usage as UsageDocument,
 } from "./format.js";
 
 export type * from "./format.js";
@@ -475,6 +476,17 @@ export interface Usage {
   reasoningTokens?: number;
 }
 
+/**
+ * What `usage` on `model` (`"provider:model"`) cost, in US dollars; undefined
+ * when the price table does not know the model. `options.prices`: a JSON
+ * price table file consulted before the built-in one (genai-prices).
+ */
+export declare function cost(
+  model: string,
+  usage: Usage | UsageDocument,
+  options?: { prices?: string },
+): number | undefined;
+
 /** A run's response, over its canonical JSON. */
 export declare class Response {
   /** Reads a response from canonical JSON (text or value); throws FormatError naming the path. */
@@ -489,6 +501,8 @@ export declare class Response {
   /** The answer as text. */
   readonly text: string;
   readonly usage: Usage;
+  /** What the run's model calls cost, in US dollars; undefined when a model is not in the price table. */
+  readonly cost: number | undefined;
   readonly finishReason: FinishReason | undefined;
   /** The calls waiting for a decision. */
   readonly pending: ApprovalRequest[];

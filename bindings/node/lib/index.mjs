@@ -19,6 +19,7 @@ export const {
   Ollama,
   Store,
   Response,
+  cost,
   approve,
   edit,
   reject,

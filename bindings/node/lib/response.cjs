@@ -89,6 +89,14 @@ class Response {
     return usage;
   }
   /**
+   * What the run's model calls cost, in US dollars (the sum of its
+   * messages' `cost`); undefined when a model is not in the price table.
+   * @returns {number | undefined}
+   */
+  get cost() {
+    return this.#d.cost ?? undefined;
+  }
+  /**
    * Why the model stopped, when it said.
    * @returns {import("./index").FinishReason | undefined}
    */
@@ -123,4 +131,32 @@ class Response {
   }
 }
 
-module.exports = { Response };
+/**
+ * What `usage` on `model` (`"provider:model"`) cost, in US dollars;
+ * undefined when the price table does not know the model (never a guess).
+ * `options.prices`: a JSON price table file consulted before the built-in
+ * one (pydantic's genai-prices, shipped with Parlance).
+ * @param {string} model
+ * @param {import("./index").Usage | import("./format").Usage} usage
+ * @param {{ prices?: string }} [options]
+ * @returns {number | undefined}
+ */
+function cost(model, usage, options = {}) {
+  /** @type {Record<string, unknown>} */
+  const u = /** @type {any} */ (usage);
+  /** @type {Record<string, unknown>} */
+  const canonical =
+    "inputTokens" in u
+      ? {
+          input_tokens: u.inputTokens,
+          output_tokens: u.outputTokens,
+          cached_tokens: u.cachedTokens ?? 0,
+          ...(u.cacheWriteTokens != null ? { cache_write_tokens: u.cacheWriteTokens } : {}),
+          ...(u.reasoningTokens != null ? { reasoning_tokens: u.reasoningTokens } : {}),
+        }
+      : u;
+  const c = guard(() => /** @type {number | null} */ (native.cost(model, JSON.stringify(canonical), options.prices ?? null)));
+  return c ?? undefined;
+}
+
+module.exports = { Response, cost };

@@ -15,6 +15,7 @@ pub mod format;
 pub mod host;
 pub mod model_host;
 pub mod models;
+pub mod prices;
 pub mod store;
 pub mod stream;
 pub mod task;

@@ -15,6 +15,7 @@ mod input;
 mod model_host;
 mod models;
 mod outcome;
+mod prices;
 mod response;
 mod runtime;
 mod store;
@@ -77,6 +78,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fmt.add_function(wrap_pyfunction!(convert_formats::convert, &fmt)?)?;
     fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;
     m.add_submodule(&fmt)?;
+    m.add_function(wrap_pyfunction!(prices::cost, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -130,6 +130,13 @@ impl PyResponse {
         PyUsage(self.inner.usage)
     }
 
+    /// What the run's model calls cost, in US dollars (the sum of its
+    /// messages' ``cost``); ``None`` when a model is not in the price table.
+    #[getter]
+    fn cost(&self) -> Option<f64> {
+        self.inner.cost
+    }
+
     /// Why the model stopped, when it said.
     #[getter]
     fn finish_reason(&self) -> Option<&'static str> {

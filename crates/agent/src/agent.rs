@@ -62,6 +62,8 @@ struct Inner {
     approval_key: Option<Arc<[u8]>>,
     /// Keys whose digests are still accepted (a rotated secret's).
     previous_approval_keys: Vec<Arc<[u8]>>,
+    /// The price table for messages' costs; `None`: the built-in one.
+    prices: Option<Arc<parlance_prices::PriceTable>>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.

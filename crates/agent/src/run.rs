@@ -259,6 +259,7 @@ fn vanished() -> Response {
         messages: Vec::new(),
         output: Value::Null,
         usage: Usage::default(),
+        cost: None,
         finish_reason: None,
         pending: Vec::new(),
         error: Some(RunError::new(

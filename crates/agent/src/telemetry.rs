@@ -34,6 +34,10 @@ pub const MODEL_CALLS: &str = "parlance_model_calls_total";
 pub const MODEL_SECONDS: &str = "parlance_model_call_duration_seconds";
 /// Tokens, by `provider`, `model` and `type` (`input`, `output`).
 pub const TOKENS: &str = "parlance_model_tokens_total";
+/// Counter: what model calls cost, in nano-dollars (1e-9 US dollars; a
+/// whole number, as counters are), by provider and model. Calls of models
+/// the price table does not know are not counted.
+pub const COST: &str = "parlance_model_cost_nanodollars_total";
 /// Tool calls, by `tool` and `status` (`ok`, `error`, `tool_failed`, ...).
 pub const TOOL_CALLS: &str = "parlance_tool_calls_total";
 /// How long tool calls took, in seconds, by `tool` and `status`.
@@ -171,6 +175,7 @@ pub(crate) fn chat_ended(
     elapsed: Duration,
 ) {
     let usage: Option<Usage> = outcome.ok().and_then(|m| m.usage);
+    let cost: Option<f64> = outcome.ok().and_then(|m| m.cost);
     if !span.is_disabled() {
         match outcome {
             Ok(m) => {
@@ -216,6 +221,10 @@ pub(crate) fn chat_ended(
             .increment(1);
         metrics::histogram!(MODEL_SECONDS, "provider" => provider.clone(), "model" => model.clone(), "outcome" => outcome)
             .record(elapsed.as_secs_f64());
+        if let Some(cost) = cost {
+            metrics::counter!(COST, "provider" => provider.clone(), "model" => model.clone())
+                .increment((cost * 1e9).round() as u64);
+        }
         if let Some(u) = usage {
             metrics::counter!(TOKENS, "provider" => provider.clone(), "model" => model.clone(), "type" => "input")
                 .increment(u.input_tokens);

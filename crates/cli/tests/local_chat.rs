@@ -261,6 +261,7 @@ fn seed_thread(db: &Path, history: &[parlance_format::Message]) -> String {
             messages: Vec::new(),
             output: Value::Null,
             usage: Default::default(),
+            cost: None,
             finish_reason: None,
             pending: Vec::new(),
             error: None,

@@ -46,7 +46,9 @@ pub use read::{
     Conversation, check_links, messages_from_value, parse_conversation, parse_json,
     turn_from_value, turns_from_value,
 };
-pub use response::{Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn};
+pub use response::{
+    Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn, total_cost,
+};
 pub use tool::ToolSpec;
 pub use usage::{FinishReason, Usage};
 

@@ -44,6 +44,12 @@ pub struct Message {
     /// Tokens of the model call that produced it (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What the model call that produced it cost, in US dollars, from
+    /// Parlance's price table (assistant messages). Absent when the model
+    /// is not in the table: never a guess.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub cost: Option<f64>,
     /// Why the model stopped, normalised (assistant messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
@@ -75,6 +81,7 @@ impl Message {
             role,
             content,
             usage: None,
+            cost: None,
             finish_reason: None,
             finish_reason_raw: None,
             finish_details: None,

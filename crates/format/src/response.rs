@@ -122,6 +122,12 @@ pub struct Response {
     pub output: Value,
     /// Tokens summed over every model call of the run.
     pub usage: Usage,
+    /// What the run's model calls cost, in US dollars: the sum of its
+    /// assistant messages' `cost`. Absent when any of them has none (a
+    /// model not in the price table): a partial sum would be wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub cost: Option<f64>,
     /// The last model call's finish reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
@@ -131,6 +137,22 @@ pub struct Response {
     /// Why the run failed (status `failed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+}
+
+/// The sum of the costs of a run's assistant messages: `None` unless every
+/// assistant message that has a usage has a cost (a sum that leaves a call
+/// out would be wrong).
+pub fn total_cost<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Option<f64> {
+    let mut total = 0.0;
+    let mut any = false;
+    for m in messages {
+        if m.role != crate::Role::Assistant || m.usage.is_none() {
+            continue;
+        }
+        total += m.cost?;
+        any = true;
+    }
+    any.then_some(total)
 }
 
 /// An earlier turn passed back in a request's `turns[]`. Only `messages`

@@ -83,6 +83,9 @@ pub use parlance_model::scripted;
 /// and [`Recorder`](testing::Recorder) / [`Replay`](testing::Replay) (a
 /// real model's exchanges written to a cassette, then served offline).
 pub use parlance_model::testing;
+/// Model prices and the cost of a usage (the built-in genai-prices table).
+pub use parlance_prices as prices;
+pub use parlance_prices::PriceTable;
 
 /// Model providers: the registry, the builder, the wire formats.
 #[cfg(feature = "providers")]

@@ -146,6 +146,7 @@ async fn an_expired_lease_stops_the_holder_before_it_writes(store: Store) {
         messages: vec![],
         output: json!("late"),
         usage: Default::default(),
+        cost: None,
         finish_reason: None,
         pending: vec![],
         error: None,

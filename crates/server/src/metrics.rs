@@ -80,6 +80,10 @@ fn describe() {
         t::TOKENS,
         "Tokens, by provider, model and type (input, output)."
     );
+    metrics::describe_counter!(
+        t::COST,
+        "What model calls cost, in nano-dollars (1e-9 USD), by provider and model (priced models only)."
+    );
     metrics::describe_counter!(t::TOOL_CALLS, "Tool calls, by tool and status.");
     metrics::describe_histogram!(
         t::TOOL_SECONDS,

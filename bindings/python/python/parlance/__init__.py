@@ -23,7 +23,7 @@ TypedDicts generated from the published schema: ``parlance.types``.
 from . import format, types
 from ._agent import Agent
 from ._content import Content
-from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__
+from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__, cost
 from ._decisions import Decision, answer, approve, edit, reject
 from ._errors import (
     ConfigError,
@@ -93,6 +93,7 @@ __all__ = [
     "__version__",
     "answer",
     "approve",
+    "cost",
     "edit",
     "format",
     "reject",

@@ -75,6 +75,8 @@ class Response(Generic[_T]):
     @property
     def usage(self) -> Usage: ...
     @property
+    def cost(self) -> Optional[float]: ...
+    @property
     def finish_reason(self) -> Optional[types.FinishReason]: ...
     @property
     def pending(self) -> List[ApprovalRequest]: ...
@@ -236,6 +238,19 @@ class Replay(Model):
     def remaining(self) -> int: ...
     @property
     def path(self) -> pathlib.Path: ...
+
+def cost(
+    model: str,
+    usage: Union[Usage, types.Usage, Mapping[str, Any]],
+    *,
+    prices: Optional[Union[str, os.PathLike[str]]] = None,
+) -> Optional[float]:
+    """What ``usage`` on ``model`` (``"provider:model"``) cost, in US dollars.
+
+    ``None`` when the price table does not know the model (never a guess).
+    ``prices``: a JSON price table file, consulted before the built-in one
+    (pydantic's genai-prices, shipped with Parlance).
+    """
 
 # For the tests that check a Rust panic reaches Python as an exception.
 def _panic_for_tests(how: str) -> Any: ...

@@ -275,6 +275,11 @@ class Message(TypedDict):
     """The content blocks, in order."""
     usage: NotRequired[Optional[Usage]]
     """Tokens of the model call that produced it (assistant messages)."""
+    cost: NotRequired[Optional[float]]
+    """What the model call that produced it cost, in US dollars, from
+    Parlance's price table (assistant messages). Absent when the model
+    is not in the table: never a guess.
+    """
     finish_reason: NotRequired[Optional[FinishReason]]
     """Why the model stopped, normalised (assistant messages)."""
     finish_reason_raw: NotRequired[Optional[str]]
@@ -348,6 +353,11 @@ class ResponseDocument(TypedDict):
     """
     usage: Usage
     """Tokens summed over every model call of the run."""
+    cost: NotRequired[Optional[float]]
+    """What the run's model calls cost, in US dollars: the sum of its
+    assistant messages' `cost`. Absent when any of them has none (a
+    model not in the price table): a partial sum would be wrong.
+    """
     finish_reason: NotRequired[Optional[FinishReason]]
     """The last model call's finish reason."""
     pending: NotRequired[List[ApprovalRequest]]

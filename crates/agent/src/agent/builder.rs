@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use parlance_format::ToolSpec;
 use parlance_model::{Model, ModelOptions, OutputSchema};
+use parlance_prices::PriceTable;
 use serde_json::Value;
 
 use super::{Agent, Inner};
@@ -55,6 +56,7 @@ pub struct AgentBuilder {
     options: ModelOptions,
     approval_key: Option<Arc<[u8]>>,
     previous_approval_keys: Vec<Arc<[u8]>>,
+    prices: Option<Arc<PriceTable>>,
 }
 
 impl AgentBuilder {
@@ -69,6 +71,7 @@ impl AgentBuilder {
             options: ModelOptions::default(),
             approval_key: None,
             previous_approval_keys: Vec::new(),
+            prices: None,
         }
     }
 
@@ -113,6 +116,15 @@ impl AgentBuilder {
     /// (see [`Toolset::prefix`]).
     pub fn toolset(mut self, toolset: impl Toolset) -> Self {
         self.toolsets.push(Arc::new(toolset));
+        self
+    }
+
+    /// Prices each assistant message's usage with this table (its
+    /// `cost`, and the response's sum) in place of the built-in one
+    /// ([`PriceTable::builtin`]). Put the built-in table behind yours with
+    /// [`PriceTable::then`] to extend it rather than replace it.
+    pub fn prices(mut self, table: impl Into<Arc<PriceTable>>) -> Self {
+        self.prices = Some(table.into());
         self
     }
 
@@ -161,6 +173,7 @@ impl AgentBuilder {
                 output,
                 approval_key: self.approval_key,
                 previous_approval_keys: self.previous_approval_keys,
+                prices: self.prices,
             }),
         })
     }

@@ -166,9 +166,31 @@ impl Agent {
         let answer = self
             .call_model_now(state, hooks)
             .instrument(span.clone())
-            .await;
+            .await
+            .map(|m| self.priced(m, provider, id));
         telemetry::chat_ended(&span, provider, id, answer.as_ref(), started.elapsed());
         answer
+    }
+
+    /// The message with its cost, from its own provider and model names
+    /// (a fallback's answer names the model that wrote it), else the
+    /// model's. A cost the model gave is kept; no usage or a model the
+    /// table does not price: no cost.
+    fn priced(&self, mut m: Message, provider: &str, id: &str) -> Message {
+        if m.cost.is_some() || m.role != parlance_format::Role::Assistant {
+            return m;
+        }
+        let Some(usage) = m.usage else {
+            return m;
+        };
+        let table = match &self.inner.prices {
+            Some(t) => t.as_ref(),
+            None => parlance_prices::PriceTable::builtin(),
+        };
+        let provider = m.provider.as_deref().unwrap_or(provider);
+        let model = m.model.as_deref().unwrap_or(id);
+        m.cost = table.cost(provider, model, &usage);
+        m
     }
 
     async fn call_model_now(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {

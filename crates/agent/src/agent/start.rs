@@ -48,6 +48,7 @@ fn panicked(id: String, thread: Option<String>, message: String) -> Response {
         messages: Vec::new(),
         output: Value::Null,
         usage: Usage::default(),
+        cost: None,
         finish_reason: None,
         pending: Vec::new(),
         error: Some(

@@ -61,6 +61,7 @@ impl State {
             messages: self.turn().to_vec(),
             output,
             usage: self.usage,
+            cost: parlance_format::total_cost(self.turn()),
             finish_reason: self.finish_reason,
             pending: Vec::new(),
             error: None,

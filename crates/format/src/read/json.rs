@@ -183,6 +183,23 @@ impl<'v, 'p> Obj<'v, 'p> {
         }
     }
 
+    /// An optional amount of money (US dollars): a finite, non-negative number.
+    pub(super) fn opt_cost(&self, key: &'p str) -> R<Option<f64>> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .filter(|f| f.is_finite() && *f >= 0.0)
+                .map(Some)
+                .ok_or_else(|| {
+                    self.path.key(key).err(format!(
+                        "expected a non-negative number of US dollars, got {}",
+                        describe(v)
+                    ))
+                }),
+        }
+    }
+
     pub(super) fn opt_u64(&self, key: &'p str) -> R<Option<u64>> {
         match self.opt(key) {
             None => Ok(None),

@@ -62,6 +62,7 @@ pub(crate) fn message(v: &Value, path: &Path) -> R<Message> {
             "role",
             "content",
             "usage",
+            "cost",
             "finish_reason",
             "finish_reason_raw",
             "finish_details",
@@ -87,6 +88,7 @@ pub(crate) fn message(v: &Value, path: &Path) -> R<Message> {
             .opt("usage")
             .map(|u| usage(u, &path.key("usage")))
             .transpose()?,
+        cost: obj.opt_cost("cost")?,
         finish_reason: obj
             .opt("finish_reason")
             .map(|f| finish_reason(f, &path.key("finish_reason")))

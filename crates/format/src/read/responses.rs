@@ -90,6 +90,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
             "messages",
             "output",
             "usage",
+            "cost",
             "finish_reason",
             "pending",
             "error",
@@ -140,6 +141,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
             None => Usage::default(),
             Some(u) => usage(u, &path.key("usage"))?,
         },
+        cost: obj.opt_cost("cost")?,
         finish_reason: obj
             .opt("finish_reason")
             .map(|f| finish_reason(f, &path.key("finish_reason")))
