@@ -110,11 +110,22 @@ impl Exchange {
             request: RequestDocument {
                 model: Some(model_id.to_string()),
                 stream,
-                request: request.clone(),
+                request: without_costs(request),
             },
             response,
         }
     }
+}
+
+/// The request without its messages' costs: what a model is asked does
+/// not depend on the price table, so a cassette neither records them nor
+/// fails when prices change.
+fn without_costs(request: &ModelRequest) -> ModelRequest {
+    let mut r = request.clone();
+    for m in &mut r.messages {
+        m.cost = None;
+    }
+    r
 }
 
 impl Cassette {
@@ -226,13 +237,14 @@ fn error_from(v: &Value) -> Result<ModelError, String> {
 
 /// Where two requests first differ, as `path: recorded X, got Y`
 /// (`None` when they are the same). The model's id and the stream flag
-/// are not compared: a run streamed when recorded may be replayed whole.
+/// are not compared: a run streamed when recorded may be replayed whole;
+/// nor are the messages' costs (prices change, the request does not).
 pub fn first_difference(recorded: &ModelRequest, got: &ModelRequest) -> Option<String> {
     let doc = |r: &ModelRequest| {
         RequestDocument {
             model: None,
             stream: false,
-            request: r.clone(),
+            request: without_costs(r),
         }
         .to_value()
     };
@@ -313,6 +325,20 @@ fn diff(a: &Value, b: &Value, path: String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costs_are_neither_recorded_nor_compared() {
+        let a = ModelRequest {
+            messages: vec![Message::user("hi"), Message::assistant("hello")],
+            ..Default::default()
+        };
+        let mut priced = a.clone();
+        priced.messages[1].cost = Some(0.25);
+        assert_eq!(first_difference(&a, &priced), None);
+        let e = Exchange::new("m", false, &priced, Ok(Message::assistant("ok")));
+        assert_eq!(e.request.request.messages[1].cost, None);
+        assert_eq!(e.request.request.messages[1].text(), "hello");
+    }
 
     #[test]
     fn the_first_difference_is_named_by_its_path() {
