@@ -94,6 +94,44 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// The error's message (without its kind).
+    pub fn message(&self) -> &str {
+        match self {
+            ModelError::Authentication { message }
+            | ModelError::Permission { message }
+            | ModelError::RateLimited { message, .. }
+            | ModelError::QuotaExceeded { message }
+            | ModelError::Overloaded { message, .. }
+            | ModelError::InvalidRequest { message }
+            | ModelError::ContextTooLong { message }
+            | ModelError::Server { message, .. }
+            | ModelError::Network { message }
+            | ModelError::Timeout { message }
+            | ModelError::MalformedResponse { message }
+            | ModelError::MalformedRequest { message }
+            | ModelError::Unsupported { message } => message,
+        }
+    }
+
+    /// The error's message, to add to it (a fallback names the model).
+    pub fn message_mut(&mut self) -> &mut String {
+        match self {
+            ModelError::Authentication { message }
+            | ModelError::Permission { message }
+            | ModelError::RateLimited { message, .. }
+            | ModelError::QuotaExceeded { message }
+            | ModelError::Overloaded { message, .. }
+            | ModelError::InvalidRequest { message }
+            | ModelError::ContextTooLong { message }
+            | ModelError::Server { message, .. }
+            | ModelError::Network { message }
+            | ModelError::Timeout { message }
+            | ModelError::MalformedResponse { message }
+            | ModelError::MalformedRequest { message }
+            | ModelError::Unsupported { message } => message,
+        }
+    }
+
     /// A stable name for the kind of error (`rate_limited`, ...).
     pub fn kind(&self) -> &'static str {
         match self {

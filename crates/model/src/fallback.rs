@@ -302,7 +302,7 @@ impl Fallback {
     /// model and every model passed over before it.
     fn explain(&self, i: usize, mut error: ModelError, skipped: &[Skip]) -> ModelError {
         if self.models.len() > 1 {
-            let m = message_mut(&mut error);
+            let m = error.message_mut();
             let mut text = format!("model[{i}] {}: {m}", self.names[i]);
             if !skipped.is_empty() {
                 text.push_str(" (before it: ");
@@ -450,24 +450,6 @@ fn describe(names: &[String], skipped: &[Skip]) -> String {
         .map(|s| format!("model[{}] {}: {}", s.index, names[s.index], s.error))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-fn message_mut(e: &mut ModelError) -> &mut String {
-    match e {
-        ModelError::Authentication { message }
-        | ModelError::Permission { message }
-        | ModelError::RateLimited { message, .. }
-        | ModelError::QuotaExceeded { message }
-        | ModelError::Overloaded { message, .. }
-        | ModelError::InvalidRequest { message }
-        | ModelError::ContextTooLong { message }
-        | ModelError::Server { message, .. }
-        | ModelError::Network { message }
-        | ModelError::Timeout { message }
-        | ModelError::MalformedResponse { message }
-        | ModelError::MalformedRequest { message }
-        | ModelError::Unsupported { message } => message,
-    }
 }
 
 impl Model for Fallback {

@@ -168,21 +168,7 @@ impl Cassette {
 }
 
 fn error_value(e: &ModelError) -> Value {
-    let message = match e {
-        ModelError::Authentication { message }
-        | ModelError::Permission { message }
-        | ModelError::RateLimited { message, .. }
-        | ModelError::QuotaExceeded { message }
-        | ModelError::Overloaded { message, .. }
-        | ModelError::InvalidRequest { message }
-        | ModelError::ContextTooLong { message }
-        | ModelError::Server { message, .. }
-        | ModelError::Network { message }
-        | ModelError::Timeout { message }
-        | ModelError::MalformedResponse { message }
-        | ModelError::MalformedRequest { message }
-        | ModelError::Unsupported { message } => message,
-    };
+    let message = e.message();
     let mut v = json!({"kind": e.kind(), "message": message});
     if let ModelError::Server { status, .. } = e {
         v["status"] = json!(status);
