@@ -75,7 +75,9 @@ enum Command {
     /// provider's wire format.
     #[command(after_help = CONVERT_HELP)]
     Convert {
-        /// The input's format: canonical, openai-chat, openai-responses, anthropic, gemini, mistral or ollama.
+        /// The input's format: canonical, a wire format (openai-chat, anthropic,
+        /// bedrock-converse...) or a provider's dialect (deepseek, openrouter...);
+        /// every name is listed below.
         #[arg(long)]
         from: String,
         /// The output's format (same names); requests only for providers.
@@ -379,7 +381,11 @@ fn schema(name: &str, out: Option<&str>) -> Result<ExitCode, String> {
 }
 
 const CONVERT_HELP: &str = "\
-Formats: canonical, openai-chat, openai-responses, anthropic, gemini, mistral, ollama.
+Formats: canonical; the wire formats openai-chat, openai-responses, anthropic,
+gemini, mistral, ollama, bedrock-converse; and each provider's own dialect of
+its API (what it reads and writes beyond the wire format, e.g. DeepSeek's
+reasoning_content): openai, azure, azure-responses, deepseek, openrouter, groq,
+together, fireworks, xai, cerebras, vllm, lmstudio, ollama-openai, bedrock.
 
 Kinds:
   request   A request body. To canonical: the conversation, tools and options

@@ -279,20 +279,65 @@ fn bad_input_names_the_path_and_exits_1() {
 fn help_documents_every_format_and_kind_with_examples() {
     let (code, out, _) = parlance(&["convert", "--help"], "");
     assert_eq!(code, 0);
-    for word in [
-        "canonical",
-        "openai-chat",
-        "openai-responses",
-        "anthropic",
-        "gemini",
-        "request",
-        "response",
-        "stream",
-        "Examples:",
-        "--compact",
-    ] {
+    for word in ["request", "response", "stream", "Examples:", "--compact"] {
         assert!(out.contains(word), "--help lacks {word}:\n{out}");
     }
+    // Every name --from and --to take, as a word of the help (issue 37,
+    // item 7: bedrock-converse and the providers' dialects were missing).
+    let words: Vec<&str> = out
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .collect();
+    let names = parlance_providers::convert::format_names();
+    for name in names.split(", ") {
+        assert!(words.contains(&name), "--help lacks {name}:\n{out}");
+    }
+    assert!(names.contains("bedrock-converse") && names.contains("deepseek"));
+}
+
+/// Issue 37, item 7: a provider's dialect converts with its own reasoning
+/// fields: DeepSeek's `reasoning_content` survives a round trip through
+/// canonical, where OpenAI's dialect (which has none) drops it, warned.
+#[test]
+fn a_providers_dialect_keeps_its_reasoning_through_convert() {
+    let body = json!({"model": "deepseek-reasoner", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": null, "reasoning_content": "Call the tool.",
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+    ]})
+    .to_string();
+    let (code, out, err) = parlance(
+        &["convert", "--from", "deepseek", "--to", "deepseek"],
+        &body,
+    );
+    assert_eq!(code, 0, "{err}");
+    let back: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        back["messages"][1]["reasoning_content"], "Call the tool.",
+        "{out}"
+    );
+    assert!(!err.contains("dropped"), "{err}");
+    let (code, out, err) = parlance(
+        &["convert", "--from", "deepseek", "--to", "openai-chat"],
+        &body,
+    );
+    assert_eq!(code, 0, "{err}");
+    let back: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        back["messages"][1].get("reasoning_content").is_none(),
+        "{out}"
+    );
+    assert!(err.contains("dropped"), "the drop is a warning: {err}");
+    let (code, out, err) = parlance(
+        &["convert", "--from", "cerebras", "--kind", "response"],
+        r#"{"id": "c1", "model": "gpt-oss-120b", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "4", "reasoning": "2+2."}}]}"#,
+    );
+    assert_eq!(code, 0, "{err}");
+    let m: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(m["content"][0]["thinking"], "2+2.", "{out}");
+    assert_eq!(m["provider"], "cerebras", "{out}");
 }
 
 /// Issue 15, item 1: reasoning items replayed without an `id` (optional on

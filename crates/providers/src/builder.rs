@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, USER_AGENT};
 
-use crate::bedrock::auth::{self as aws, AwsCredentials, AwsSigner};
+use crate::bedrock::auth::{self as aws, AwsCredentialSource, AwsCredentials, SigV4};
 use crate::error::BuildError;
 use crate::format::{Auth, WireFormat};
 use crate::http_model::HttpModel;
@@ -307,18 +307,20 @@ impl ModelBuilder {
                 // AWS: without a bearer API key, SigV4 with credentials.
                 if let (None, Auth::Aws { service }) = (&key, endpoint.auth) {
                     let credentials = match (self.aws_credentials, aws_env) {
-                        (Some(c), _) => Some(c),
+                        (Some(c), _) => Some(AwsCredentialSource::Static(c)),
                         (None, Some(a)) => a
                             .credentials
                             .map_err(|message| BuildError::Aws { message })?,
                         (None, None) => None,
                     };
-                    if let Some(credentials) = credentials {
-                        signer = Some(std::sync::Arc::new(AwsSigner {
-                            credentials,
-                            region: region.clone().ok_or_else(no_region)?,
-                            service,
-                        }));
+                    if let Some(source) = credentials {
+                        let sign: std::sync::Arc<dyn crate::transport::Sign> =
+                            std::sync::Arc::new(SigV4 {
+                                source,
+                                region: region.clone().ok_or_else(no_region)?,
+                                service,
+                            });
+                        signer = Some(sign);
                     }
                 }
                 if key.is_none() && signer.is_none() && own_service && !key_vars.is_empty() {
@@ -413,6 +415,7 @@ impl ModelBuilder {
             headers,
             transport,
             signer,
+            warned: Default::default(),
         })
     }
 }

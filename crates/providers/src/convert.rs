@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::format::{WireFormat, decode_stream};
 use crate::formats::{WIRE_FORMATS, wire_format};
+use crate::registry::{PROVIDERS, Provider};
 use crate::translate::write_request;
 use crate::transport::parse_sse;
 
@@ -116,23 +117,36 @@ pub enum ConvertError {
     Wire(String),
 }
 
-/// `canonical`, then every provider format's name.
+/// `canonical`, every wire format's name, then every provider's whose
+/// dialect or name differs (`deepseek`, `openrouter`, `bedrock`...): what
+/// `from` and `to` take.
 pub fn format_names() -> String {
     let mut names = vec!["canonical"];
     names.extend(WIRE_FORMATS.iter().map(|f| f.name));
+    for p in PROVIDERS {
+        if !names.contains(&p.name) {
+            names.push(p.name);
+        }
+    }
     names.join(", ")
 }
 
+/// A format by its name: a wire format's (`openai-chat`: OpenAI's own
+/// dialect), or a provider's (`deepseek`: Chat Completions as DeepSeek
+/// speaks it, its reasoning field read and written).
 fn lookup(name: &str, param: &str) -> Result<Option<&'static WireFormat>, ConvertError> {
     if name == "canonical" {
         return Ok(None);
     }
-    wire_format(name).map(Some).ok_or_else(|| {
-        ConvertError::Usage(format!(
-            "{param}: unknown format {name:?} (expected one of: {})",
-            format_names()
-        ))
-    })
+    wire_format(name)
+        .or_else(|| Provider::named(name).map(|p| p.format))
+        .map(Some)
+        .ok_or_else(|| {
+            ConvertError::Usage(format!(
+                "{param}: unknown format {name:?} (expected one of: {})",
+                format_names()
+            ))
+        })
 }
 
 fn value(input: Input<'_>) -> Result<Value, ConvertError> {

@@ -21,8 +21,34 @@ pub struct HttpModel {
     /// fixed headers, the user agent, the caller's own.
     pub(crate) headers: HeaderMap,
     pub(crate) transport: Transport,
-    /// Signs each request (AWS SigV4) once its URL and body are final.
-    pub(crate) signer: Option<std::sync::Arc<crate::bedrock::auth::AwsSigner>>,
+    /// Signs each attempt of a request (AWS SigV4).
+    pub(crate) signer: Option<std::sync::Arc<dyn crate::transport::Sign>>,
+    /// The translation warnings already logged (see [`Warned`]).
+    pub(crate) warned: Warned,
+}
+
+/// What a request left out (reasoning another provider cannot read, a
+/// cache point it has no place for...) is logged as a warning, once per
+/// model and distinct text: a conversation sends its history again on
+/// every turn, and the same drop is not news the second time. At most
+/// [`Warned::LIMIT`] texts are remembered (then the record starts over).
+#[derive(Clone, Default)]
+pub(crate) struct Warned(std::sync::Arc<std::sync::Mutex<std::collections::HashSet<u64>>>);
+
+impl Warned {
+    const LIMIT: usize = 4096;
+
+    /// Whether `text` is new (and now remembered).
+    fn first_time(&self, text: &str) -> bool {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one(text);
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() >= Self::LIMIT {
+            seen.clear();
+        }
+        seen.insert(h)
+    }
 }
 
 impl std::fmt::Debug for HttpModel {
@@ -59,7 +85,11 @@ impl HttpModel {
             finish(&mut encoded.body);
         }
         for w in &encoded.warnings {
-            tracing::debug!(provider = self.format.provider, "{w}");
+            if self.warned.first_time(w) {
+                tracing::warn!(provider = self.format.provider, model = %self.model, "{w}");
+            } else {
+                tracing::debug!(provider = self.format.provider, "{w}");
+            }
         }
         let mut body = serde_json::to_vec(&encoded.body).map_err(|e| ModelError::Unsupported {
             message: format!("the request could not be written as JSON: {e}"),
@@ -70,9 +100,7 @@ impl HttpModel {
         body.shrink_to_fit();
         let mut http = HttpRequest::new(self.url(stream).to_string(), body);
         http.headers = self.headers.clone();
-        if let Some(signer) = &self.signer {
-            crate::bedrock::auth::sign_request(&mut http, signer, std::time::SystemTime::now())?;
-        }
+        http.sign = self.signer.clone();
         Ok(http)
     }
 }

@@ -52,6 +52,7 @@ pub mod openai_chat;
 mod openai_common;
 pub mod openai_responses;
 pub mod registry;
+mod think_tags;
 pub mod translate;
 pub mod transport;
 pub mod wire;

@@ -5,15 +5,20 @@
 //! then the profile (`AWS_PROFILE`, else `default`) in the shared
 //! credentials file (`AWS_SHARED_CREDENTIALS_FILE`, else
 //! `~/.aws/credentials`) and the shared config file (`AWS_CONFIG_FILE`,
-//! else `~/.aws/config`, where the section is `[profile NAME]`). Only
-//! static keys are read there: a profile that gets its keys another way
-//! (`role_arn`, `sso_session`, `credential_process`...) is named in an
-//! error rather than skipped. The region comes from `AWS_REGION`, then
+//! else `~/.aws/config`, where the section is `[profile NAME]`): static
+//! keys, or a `credential_process` (the command is run, its JSON read, and
+//! run again a few minutes before the keys it gave expire). A profile
+//! that gets its keys through AWS's own services (`sso_session`,
+//! `role_arn`, `web_identity_token_file`...) is named in an error, with the
+//! one-line `credential_process` that makes the AWS CLI do it: those flows
+//! call SSO and STS, whose clients Parlance does not carry (see
+//! docs/providers.md). The region comes from `AWS_REGION`, then
 //! `AWS_DEFAULT_REGION`, then the profile's `region`.
 //!
-//! Signing uses the `aws-sigv4` crate over the final URL and body; it adds
-//! `x-amz-date`, `authorization` and, with a session token,
-//! `x-amz-security-token`.
+//! Signing uses the `aws-sigv4` crate over the final URL and body, on every
+//! attempt (a signature is valid for five minutes, and a retry may come
+//! later); it adds `x-amz-date`, `authorization` and, with a session
+//! token, `x-amz-security-token`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -57,6 +62,167 @@ pub struct AwsSigner {
     pub region: String,
     /// The signing name (`bedrock`).
     pub service: &'static str,
+}
+
+/// Where a signer's credentials come from.
+#[derive(Debug)]
+pub enum AwsCredentialSource {
+    /// Keys given once (the environment, a profile's static keys, code).
+    Static(AwsCredentials),
+    /// A profile's `credential_process`, run when its keys are needed.
+    Process(CredentialProcess),
+}
+
+/// A `credential_process` command and the keys it last gave.
+#[derive(Debug)]
+pub struct CredentialProcess {
+    /// The command line, run by the shell (`sh -c`; `cmd /C` on Windows).
+    pub command: String,
+    /// Where it was configured (for errors).
+    pub from: String,
+    cached: tokio::sync::Mutex<Option<(AwsCredentials, Option<SystemTime>)>>,
+}
+
+/// Keys that expire within this margin are fetched again (the AWS SDKs'
+/// own margin).
+const REFRESH_MARGIN: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The longest a `credential_process` may run.
+const PROCESS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl CredentialProcess {
+    /// A command, configured at `from`.
+    pub fn new(command: impl Into<String>, from: impl Into<String>) -> Self {
+        CredentialProcess {
+            command: command.into(),
+            from: from.into(),
+            cached: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The keys: the last ones while they are good for [`REFRESH_MARGIN`]
+    /// more, else the command's new ones.
+    pub async fn credentials(&self, now: SystemTime) -> Result<AwsCredentials, ModelError> {
+        let mut cached = self.cached.lock().await;
+        if let Some((c, expires)) = &*cached
+            && expires.is_none_or(|e| e > now + REFRESH_MARGIN)
+        {
+            return Ok(c.clone());
+        }
+        let fresh = self.run().await?;
+        *cached = Some(fresh.clone());
+        Ok(fresh.0)
+    }
+
+    async fn run(&self) -> Result<(AwsCredentials, Option<SystemTime>), ModelError> {
+        let fail = |why: String| ModelError::Authentication {
+            message: format!("credential_process of {}: {why}", self.from),
+        };
+        let command = self.command.clone();
+        let child = tokio::task::spawn_blocking(move || {
+            let mut cmd = if cfg!(windows) {
+                let mut c = std::process::Command::new("cmd");
+                c.arg("/C");
+                c
+            } else {
+                let mut c = std::process::Command::new("sh");
+                c.arg("-c");
+                c
+            };
+            cmd.arg(&command)
+                .stdin(std::process::Stdio::null())
+                .output()
+        });
+        let out = match tokio::time::timeout(PROCESS_TIMEOUT, child).await {
+            Err(_) => return Err(fail(format!("no answer within {PROCESS_TIMEOUT:?}"))),
+            Ok(Err(e)) => return Err(fail(format!("could not be waited for: {e}"))),
+            Ok(Ok(Err(e))) => return Err(fail(format!("could not be started: {e}"))),
+            Ok(Ok(Ok(out))) => out,
+        };
+        if !out.status.success() {
+            let stderr: String = String::from_utf8_lossy(&out.stderr)
+                .chars()
+                .take(300)
+                .collect();
+            return Err(fail(format!(
+                "exited with {}: {}",
+                out.status,
+                stderr.trim()
+            )));
+        }
+        parse_process_output(&out.stdout).map_err(fail)
+    }
+}
+
+/// A `credential_process`'s standard output (`{"Version": 1,
+/// "AccessKeyId", "SecretAccessKey", "SessionToken"?, "Expiration"?}`) →
+/// keys and when they expire.
+pub fn parse_process_output(stdout: &[u8]) -> Result<(AwsCredentials, Option<SystemTime>), String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("its output is not JSON ({e})"))?;
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    match v.get("Version").and_then(serde_json::Value::as_u64) {
+        Some(1) => {}
+        other => return Err(format!("Version: expected 1, got {other:?}")),
+    }
+    let id = text("AccessKeyId").ok_or("AccessKeyId: missing")?;
+    let secret = text("SecretAccessKey").ok_or("SecretAccessKey: missing")?;
+    let expires = match text("Expiration") {
+        None => None,
+        Some(e) => {
+            let t = aws_smithy_types::DateTime::from_str(
+                e,
+                aws_smithy_types::date_time::Format::DateTime,
+            )
+            .map_err(|err| format!("Expiration: {e:?} is not an RFC 3339 time ({err})"))?;
+            Some(SystemTime::try_from(t).map_err(|err| format!("Expiration: {e:?}: {err}"))?)
+        }
+    };
+    Ok((
+        AwsCredentials {
+            access_key_id: id.to_string(),
+            secret_access_key: Secret::new(secret.to_string()),
+            session_token: text("SessionToken").map(|t| Secret::new(t.to_string())),
+        },
+        expires,
+    ))
+}
+
+/// Signs each attempt of a request with SigV4, with the credentials of
+/// its source at that moment.
+#[derive(Debug)]
+pub struct SigV4 {
+    /// Where the keys come from.
+    pub source: AwsCredentialSource,
+    /// The region (`us-east-1`).
+    pub region: String,
+    /// The signing name (`bedrock`).
+    pub service: &'static str,
+}
+
+impl crate::transport::Sign for SigV4 {
+    fn sign<'a>(
+        &'a self,
+        req: &'a mut HttpRequest,
+    ) -> futures::future::BoxFuture<'a, Result<(), ModelError>> {
+        Box::pin(async move {
+            let now = SystemTime::now();
+            let credentials = match &self.source {
+                AwsCredentialSource::Static(c) => c.clone(),
+                AwsCredentialSource::Process(p) => p.credentials(now).await?,
+            };
+            let signer = AwsSigner {
+                credentials,
+                region: self.region.clone(),
+                service: self.service,
+            };
+            sign_request(req, &signer, now)
+        })
+    }
 }
 
 /// Where the shared files and the profile are, from the environment.
@@ -137,7 +303,7 @@ pub struct AwsEnv {
     /// `Ok(None)`: none anywhere. An error names what is wrong (an
     /// unreadable file, a profile with keys of a kind Parlance does not
     /// read, half a key pair).
-    pub credentials: Result<Option<AwsCredentials>, String>,
+    pub credentials: Result<Option<AwsCredentialSource>, String>,
     /// `AWS_REGION`, `AWS_DEFAULT_REGION`, or the profile's.
     pub region: Option<String>,
 }
@@ -163,7 +329,7 @@ pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> AwsEnv {
 fn credentials(
     env: &dyn Fn(&str) -> Option<String>,
     profiles: &Profiles,
-) -> Result<Option<AwsCredentials>, String> {
+) -> Result<Option<AwsCredentialSource>, String> {
     let pair =
         |id: Option<String>, secret: Option<String>, token: Option<String>, from: &str| match (
             id, secret,
@@ -187,7 +353,7 @@ fn credentials(
         env("AWS_SESSION_TOKEN"),
         "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
     )? {
-        return Ok(Some(c));
+        return Ok(Some(AwsCredentialSource::Static(c)));
     }
     for (what, s) in [
         ("the shared credentials file", &profiles.credentials),
@@ -201,19 +367,24 @@ fn credentials(
             get("aws_session_token"),
             &from,
         )? {
-            return Ok(Some(c));
+            return Ok(Some(AwsCredentialSource::Static(c)));
+        }
+        if let Some(command) = get("credential_process") {
+            return Ok(Some(AwsCredentialSource::Process(CredentialProcess::new(
+                command, from,
+            ))));
         }
         for other in [
-            "role_arn",
             "sso_session",
             "sso_start_url",
-            "credential_process",
+            "role_arn",
             "web_identity_token_file",
             "credential_source",
         ] {
             if s.contains_key(other) {
                 return Err(format!(
-                    "{from} gets its credentials through {other}, which Parlance does not run: export static ones (`aws configure export-credentials --format env`) or use a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)"
+                    "{from} gets its credentials through {other} (a call to AWS's SSO or STS service, which Parlance does not make): let the AWS CLI make it, with `credential_process = aws configure export-credentials --profile {name} --format process` in another profile, or export static keys, or use a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)",
+                    name = profiles.name
                 ));
             }
         }

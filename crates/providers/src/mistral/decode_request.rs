@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::NAME;
-use super::decode_response::thinking;
+use super::decode_response::thinking_blocks;
 use crate::wire::{DecodedRequest, checked_request, malformed, obj, opt_str, str_field};
 
 /// What stands in for a chunk OpenAI has no part for: a text no request
@@ -36,7 +36,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
     obj(body, "request")?;
     let mark = mark(body);
     let mut chat = body.clone();
-    let mut stand_ins: Vec<Block> = Vec::new();
+    let mut stand_ins: Vec<Vec<Block>> = Vec::new();
     let mut warnings = Vec::new();
     let b = chat.as_object_mut().expect("an object");
     if let Some(s) = b.remove("random_seed") {
@@ -120,11 +120,15 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
 }
 
 /// The canonical block for a chunk OpenAI Chat has no part for.
-fn stand_in(p: &Value, w: &str, warnings: &mut Vec<String>) -> Result<Option<Block>, ModelError> {
+fn stand_in(
+    p: &Value,
+    w: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<Block>>, ModelError> {
     let unread = |p: &Value, read: &[&str], warnings: &mut Vec<String>| {
         crate::wire::unread(p, read, w, &[], warnings)
     };
-    Ok(Some(match p.get("type").and_then(Value::as_str) {
+    Ok(Some(vec![match p.get("type").and_then(Value::as_str) {
         Some("thinking") => {
             unread(p, &["type", "thinking", "signature", "closed"], warnings);
             for (k, part) in p
@@ -147,7 +151,12 @@ fn stand_in(p: &Value, w: &str, warnings: &mut Vec<String>) -> Result<Option<Blo
                     "{w}.closed: an unfinished thinking chunk read as finished"
                 ));
             }
-            Block::Thinking(thinking(p, w)?)
+            return Ok(Some(
+                thinking_blocks(p, w)?
+                    .into_iter()
+                    .map(Block::Thinking)
+                    .collect(),
+            ));
         }
         Some("document_url") => {
             unread(p, &["type", "document_url", "document_name"], warnings);
@@ -191,29 +200,37 @@ fn stand_in(p: &Value, w: &str, warnings: &mut Vec<String>) -> Result<Option<Blo
             }
         }
         _ => return Ok(None),
-    }))
+    }]))
 }
 
 /// Replaces the stand-in text parts by their blocks.
-fn put_back(m: &mut Message, mark: &str, stand_ins: &[Block]) -> Result<(), ModelError> {
-    fn walk(blocks: &mut [Block], mark: &str, stand_ins: &[Block]) -> Result<(), ModelError> {
-        for b in blocks {
-            match b {
+fn put_back(m: &mut Message, mark: &str, stand_ins: &[Vec<Block>]) -> Result<(), ModelError> {
+    fn walk(
+        blocks: &mut Vec<Block>,
+        mark: &str,
+        stand_ins: &[Vec<Block>],
+    ) -> Result<(), ModelError> {
+        let mut out = Vec::with_capacity(blocks.len());
+        for mut b in std::mem::take(blocks) {
+            match &mut b {
                 Block::Text(t) if t.text.starts_with(mark) => {
                     let i: usize = t.text[mark.len()..]
                         .parse()
                         .map_err(|_| malformed("a text part looks like a stand-in"))?;
-                    *b = stand_ins
+                    let with = stand_ins
                         .get(i)
-                        .cloned()
                         .ok_or_else(|| malformed("a text part looks like a stand-in"))?;
+                    out.extend(with.iter().cloned());
+                    continue;
                 }
                 Block::ToolResult { tool_result } => {
                     walk(&mut tool_result.content, mark, stand_ins)?
                 }
                 _ => {}
             }
+            out.push(b);
         }
+        *blocks = out;
         Ok(())
     }
     walk(&mut m.content, mark, stand_ins)

@@ -47,6 +47,38 @@ pub(crate) fn thinking(chunk: &Value, what: &str) -> Result<Thinking, ModelError
     })
 }
 
+/// A `thinking` chunk → one thinking block per text part (a chunk may
+/// hold several; they go back as one chunk again), its signature on the
+/// first. A chunk with no text is one empty block (its signature kept).
+pub(crate) fn thinking_blocks(chunk: &Value, what: &str) -> Result<Vec<Thinking>, ModelError> {
+    let whole = thinking(chunk, what)?;
+    let parts = chunk["thinking"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect();
+    if texts.len() <= 1 {
+        return Ok(vec![whole]);
+    }
+    Ok(texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Thinking {
+            thinking: t.to_string(),
+            signature: if i == 0 {
+                whole.signature.clone()
+            } else {
+                None
+            },
+            ..whole.clone()
+        })
+        .collect())
+}
+
 /// Content (a string, or chunks) → blocks.
 pub(crate) fn content(v: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
     match v {
@@ -59,7 +91,9 @@ pub(crate) fn content(v: &Value, what: &str) -> Result<Vec<Block>, ModelError> {
                 let w = format!("{what}[{i}]");
                 match c.get("type").and_then(Value::as_str) {
                     Some("text") => out.push(Block::text(str_field(c, "text", &w)?)),
-                    Some("thinking") => out.push(Block::Thinking(thinking(c, &w)?)),
+                    Some("thinking") => {
+                        out.extend(thinking_blocks(c, &w)?.into_iter().map(Block::Thinking))
+                    }
                     // Anything else in an answer (references...) carries
                     // no text of its own.
                     Some(_) => {}

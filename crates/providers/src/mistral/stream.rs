@@ -1,8 +1,8 @@
 //! Mistral SSE chunks → canonical stream events: OpenAI Chat's chunk
 //! decoder, after each chunk is put in OpenAI's words — content chunk
 //! lists become text and `reasoning_content` (Magistral's `thinking`
-//! chunks), tool calls (sent whole, in one delta, possibly without
-//! `index`) get an index each and their arguments as text — and the final
+//! chunks), tool calls (whole or in fragments, with or without `index`)
+//! get an index each by their ids and their arguments as text — and the final
 //! message made Mistral's (provider, finish reasons, thinking signature).
 
 use parlance_format::{Block, Message};
@@ -19,7 +19,9 @@ use crate::wire::malformed;
 #[derive(Debug, Default)]
 pub struct MistralStream {
     chat: ChatStream,
-    calls: u64,
+    /// The calls begun so far: (Mistral's `index` if it sent one, id), in
+    /// order; a call's position here is its index for the Chat decoder.
+    calls: Vec<(Option<u64>, String)>,
     signature: Option<String>,
 }
 
@@ -58,9 +60,7 @@ impl MistralStream {
         }
         if let Some(Value::Array(calls)) = delta.get_mut("tool_calls") {
             for tc in calls {
-                // Each call arrives whole: a new index for each.
-                tc["index"] = json!(self.calls);
-                self.calls += 1;
+                tc["index"] = json!(self.index_of(tc));
                 if let Some(args) = tc.pointer_mut("/function/arguments")
                     && args.is_object()
                 {
@@ -69,6 +69,32 @@ impl MistralStream {
             }
         }
         Ok(())
+    }
+
+    /// The Chat decoder's index for a tool call fragment. Mistral sends a
+    /// call whole or in fragments, with or without `index`, and may give
+    /// every call `index: 0`: a fragment with an id not seen yet begins a
+    /// call; one without an id continues the call of its `index` (the
+    /// latest one when it has none).
+    fn index_of(&mut self, tc: &Value) -> usize {
+        let index = tc.get("index").and_then(Value::as_u64);
+        let id = tc
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty() && *s != "null");
+        if let Some(id) = id {
+            if let Some(k) = self.calls.iter().position(|(_, c)| c == id) {
+                return k;
+            }
+            self.calls.push((index, id.to_string()));
+            return self.calls.len() - 1;
+        }
+        // With no call begun yet, index 0: the Chat decoder then says the
+        // first fragment has no id.
+        index
+            .and_then(|i| self.calls.iter().rposition(|(k, _)| *k == Some(i)))
+            .or(self.calls.len().checked_sub(1))
+            .unwrap_or(0)
     }
 
     fn finish(&self, events: Vec<StreamEvent>) -> Vec<StreamEvent> {

@@ -327,7 +327,25 @@ fn assistant(
             Block::CachePoint { .. } => cache_dropped(&w, warnings),
             Block::Thinking(t) => {
                 if let Some(chunk) = thinking_chunk(&w, t, warnings) {
-                    parts.push(chunk);
+                    // Thinking blocks in a row are the parts of one chunk
+                    // (as a chunk of several parts is read).
+                    let follows = bi > 0 && matches!(m.content[bi - 1], Block::Thinking(_));
+                    match parts.last_mut() {
+                        Some(last) if follows && last["type"] == "thinking" => {
+                            if let (Some(to), Some(from)) = (
+                                last["thinking"].as_array_mut(),
+                                chunk["thinking"].as_array(),
+                            ) {
+                                to.extend(from.iter().cloned());
+                            }
+                            if last.get("signature").is_none()
+                                && let Some(sig) = chunk.get("signature")
+                            {
+                                last["signature"] = sig.clone();
+                            }
+                        }
+                        _ => parts.push(chunk),
+                    }
                     has_thinking = true;
                 }
             }

@@ -3,7 +3,9 @@
 //! name for (`num_ctx`, `min_p`…), `keep_alive`, `format: "json"`,
 //! `logprobs` are kept for this API (`extra.ollama`). Calls without an id
 //! get one made up (not sent back); a result without `tool_call_id` is
-//! paired with the earliest unanswered call of its `tool_name`. Ollama
+//! paired with the earliest unanswered call of its `tool_name`, and one
+//! with neither (as Ollama's own clients send them) with the earliest
+//! unanswered call. Ollama
 //! streams unless `stream: false`.
 
 use parlance_format::{Block, Media, Message, Role, Thinking, ToolResult};
@@ -167,19 +169,24 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                         open.retain(|(o, _)| *o != id);
                         id
                     }
-                    None => {
-                        let name = name.as_deref().ok_or_else(|| {
-                            malformed(format!(
-                                "{what}: a tool result needs tool_call_id or tool_name (to know which call it answers)"
-                            ))
-                        })?;
-                        let k = open.iter().position(|(_, n)| n == name).ok_or_else(|| {
-                            malformed(format!(
-                                "{what}.tool_name: no call of {name:?} is waiting for a result"
-                            ))
-                        })?;
-                        open.remove(k).0
-                    }
+                    None => match name.as_deref() {
+                        Some(name) => {
+                            let k = open.iter().position(|(_, n)| n == name).ok_or_else(|| {
+                                malformed(format!(
+                                    "{what}.tool_name: no call of {name:?} is waiting for a result"
+                                ))
+                            })?;
+                            open.remove(k).0
+                        }
+                        // Neither: Ollama's own clients (and its older
+                        // API) answer calls in the order they were made.
+                        None if !open.is_empty() => open.remove(0).0,
+                        None => {
+                            return Err(malformed(format!(
+                                "{what}: a tool result, but no tool call is waiting for one"
+                            )));
+                        }
+                    },
                 };
                 let result = Block::tool_result(ToolResult {
                     tool_call_id: id,

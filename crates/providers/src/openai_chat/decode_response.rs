@@ -20,18 +20,46 @@ pub fn finish_reason(raw: &str) -> FinishReason {
     }
 }
 
-/// `usage` → canonical (OpenAI's prompt count already includes cached
-/// tokens; DeepSeek counts them as `prompt_cache_hit_tokens`).
+/// `usage` → canonical, read as OpenAI's own API counts (see
+/// [`usage_in`] for the hosts that count differently).
 pub fn usage(u: &Value) -> Usage {
+    usage_in(&dialect::OPENAI, u)
+}
+
+/// `usage` of a host speaking `dialect` → canonical. The cached part of
+/// the prompt is OpenAI's `prompt_tokens_details.cached_tokens`,
+/// DeepSeek's `prompt_cache_hit_tokens` or Mistral's `num_cached_tokens`
+/// (each already inside `prompt_tokens`). OpenAI's `completion_tokens`
+/// includes the reasoning tokens; xAI's does not (its `total_tokens` adds
+/// them on top), so there they are added: canonical `output_tokens` always
+/// includes reasoning. A host not known to count that way is recognised
+/// by the same arithmetic, `total = prompt + completion + reasoning`.
+pub fn usage_in(dialect: &Dialect, u: &Value) -> Usage {
+    let input = u64_at(u, &["prompt_tokens"]).unwrap_or(0);
+    let completion = u64_at(u, &["completion_tokens"]).unwrap_or(0);
+    let reasoning = u64_at(u, &["completion_tokens_details", "reasoning_tokens"]);
+    let excluded = match (reasoning, u64_at(u, &["total_tokens"])) {
+        (Some(r), _) if r > 0 && dialect.completion_excludes_reasoning => true,
+        (Some(r), Some(total)) if r > 0 => {
+            input.checked_add(completion).and_then(|n| n.checked_add(r)) == Some(total)
+        }
+        _ => false,
+    };
+    let output = if excluded {
+        completion.saturating_add(reasoning.unwrap_or(0))
+    } else {
+        completion
+    };
     Usage {
-        input_tokens: u64_at(u, &["prompt_tokens"]).unwrap_or(0),
-        output_tokens: u64_at(u, &["completion_tokens"]).unwrap_or(0),
+        input_tokens: input,
+        output_tokens: output,
         cached_tokens: u64_at(u, &["prompt_tokens_details", "cached_tokens"])
             .or_else(|| u64_at(u, &["prompt_cache_hit_tokens"]))
+            .or_else(|| u64_at(u, &["num_cached_tokens"]))
             .unwrap_or(0),
         cache_write_tokens: u64_at(u, &["prompt_tokens_details", "cache_write_tokens"])
             .filter(|n| *n > 0),
-        reasoning_tokens: u64_at(u, &["completion_tokens_details", "reasoning_tokens"]),
+        reasoning_tokens: reasoning,
     }
 }
 
@@ -79,7 +107,10 @@ pub(crate) fn thinking_block(dialect: &Dialect, text: &str, details: &[Value]) -
         thinking: text,
         ..Default::default()
     };
-    if *dialect != dialect::OPENAI {
+    // Opaque data is always marked with who made it (read as OpenAI's
+    // Chat, OpenRouter's details are "openai"'s: sent back only through
+    // the dialect that reads them).
+    if *dialect != dialect::OPENAI || !details.is_empty() {
         t.provider = Some(dialect.provider.into());
     }
     if !details.is_empty() {
@@ -114,12 +145,31 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let text = reasoning_text(m);
+    let mut text = reasoning_text(m).map(str::to_string);
+    // Reasoning written into the text (`<think>…</think>`), when the host
+    // returned none in its own field.
+    let answer = match m.get("content") {
+        Some(Value::String(s)) if text.is_none() && details.is_empty() => {
+            let (thinking, answer) = crate::think_tags::split(s);
+            text = thinking.filter(|t| !t.is_empty());
+            Some(answer)
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
     if text.is_some() || !details.is_empty() {
-        content.push(thinking_block(dialect, text.unwrap_or(""), details));
+        content.push(thinking_block(
+            dialect,
+            text.as_deref().unwrap_or(""),
+            details,
+        ));
     }
     match m.get("content") {
-        Some(Value::String(s)) if !s.is_empty() => content.push(Block::text(s.clone())),
+        Some(Value::String(_)) => {
+            if let Some(a) = answer.filter(|a| !a.is_empty()) {
+                content.push(Block::text(a));
+            }
+        }
         Some(Value::Array(parts)) => {
             for p in parts {
                 if let Some(t) = p.get("text").and_then(Value::as_str) {
@@ -146,7 +196,10 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
     let raw = choice.get("finish_reason").and_then(Value::as_str);
     let mut msg = Message::new(Role::Assistant, content);
     msg.id = opt_str(body, "id");
-    msg.usage = body.get("usage").filter(|u| u.is_object()).map(usage);
+    msg.usage = body
+        .get("usage")
+        .filter(|u| u.is_object())
+        .map(|u| usage_in(dialect, u));
     msg.finish_reason = raw.map(|r| {
         if refusal.is_some() {
             FinishReason::ContentFilter

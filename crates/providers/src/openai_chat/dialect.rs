@@ -7,7 +7,8 @@
 //!
 //! Reading is the same for all: reasoning text comes from
 //! `reasoning_content` or `reasoning` (whichever the host sends), in
-//! responses and stream deltas. The thinking block is marked with the
+//! responses and stream deltas, or, when there is neither, from
+//! `<think>…</think>` at the start of the text (see `think_tags`). The thinking block is marked with the
 //! host's provider name, so that reasoning from one host is never sent to
 //! another (the rule for opaque data in docs/providers.md).
 
@@ -32,6 +33,10 @@ pub enum Replay {
     /// (OpenRouter: signatures and encrypted reasoning of the model behind
     /// it).
     ReasoningDetails,
+    /// As `<think>…</think>` before the text of the message's content (the
+    /// hosts of open-weight reasoning models, whose chat templates read the
+    /// tags; what their own clients send).
+    ThinkTags,
 }
 
 /// How a host takes the request's reasoning settings.
@@ -54,6 +59,9 @@ pub struct Dialect {
     pub reasoning: ReasoningParam,
     /// Whether it can return reasoning text (OpenAI's Chat never does).
     pub returns_reasoning: bool,
+    /// Whether its `completion_tokens` leaves out the reasoning tokens
+    /// (xAI's), which canonical `output_tokens` includes.
+    pub completion_excludes_reasoning: bool,
 }
 
 impl Dialect {
@@ -63,6 +71,7 @@ impl Dialect {
             replay: Replay::Never,
             reasoning: ReasoningParam::Effort,
             returns_reasoning: true,
+            completion_excludes_reasoning: false,
         }
     }
 }
@@ -86,16 +95,34 @@ pub const OPENROUTER: Dialect = Dialect {
     reasoning: ReasoningParam::Object,
     ..Dialect::host("openrouter")
 };
-/// Groq (`reasoning`).
-pub const GROQ: Dialect = Dialect::host("groq");
-/// Together AI (`reasoning`).
-pub const TOGETHER: Dialect = Dialect::host("together");
+/// Groq (`reasoning`, or `<think>` in the text with `reasoning_format:
+/// raw`; sent back as `<think>` in the text).
+pub const GROQ: Dialect = Dialect {
+    replay: Replay::ThinkTags,
+    ..Dialect::host("groq")
+};
+/// Together AI (`reasoning`, or `<think>` in the text of DeepSeek-R1 and
+/// Qwen models; sent back as `<think>` in the text).
+pub const TOGETHER: Dialect = Dialect {
+    replay: Replay::ThinkTags,
+    ..Dialect::host("together")
+};
 /// Fireworks AI (`reasoning_content`).
 pub const FIREWORKS: Dialect = Dialect::host("fireworks");
-/// xAI (`reasoning_content` from the models that return it).
-pub const XAI: Dialect = Dialect::host("xai");
-/// Cerebras (`reasoning`).
-pub const CEREBRAS: Dialect = Dialect::host("cerebras");
+/// xAI (`reasoning_content` from the models that return it; reasoning
+/// tokens counted beside `completion_tokens`, not in it).
+pub const XAI: Dialect = Dialect {
+    completion_excludes_reasoning: true,
+    ..Dialect::host("xai")
+};
+/// Cerebras (`reasoning`, sent back in the same field).
+pub const CEREBRAS: Dialect = Dialect {
+    replay: Replay::Text {
+        field: "reasoning",
+        required_with_calls: false,
+    },
+    ..Dialect::host("cerebras")
+};
 /// vLLM (`reasoning_content`, `reasoning` in newer releases).
 pub const VLLM: Dialect = Dialect::host("vllm");
 /// LM Studio (`reasoning_content`).

@@ -4,9 +4,10 @@ use parlance_format::{Block, Message, Role, ToolCall};
 use parlance_model::{ModelError, StreamEvent, set_arguments};
 use serde_json::Value;
 
-use super::decode_response::{finish_reason, reasoning_text, thinking_block, usage};
+use super::decode_response::{finish_reason, reasoning_text, thinking_block, usage_in};
 use super::dialect::{self, Dialect};
 use crate::openai_common::from_error;
+use crate::think_tags::{Piece, Splitter};
 use crate::transport::StreamDecoder;
 use crate::wire::malformed;
 
@@ -27,6 +28,8 @@ pub struct ChatStream {
     finish: Option<String>,
     usage: Option<Value>,
     done: bool,
+    /// Reasoning written into the text (`<think>…</think>`).
+    tags: Splitter,
 }
 
 impl Default for ChatStream {
@@ -56,6 +59,7 @@ impl ChatStream {
             finish: None,
             usage: None,
             done: false,
+            tags: Splitter::new(),
         }
     }
 
@@ -103,6 +107,37 @@ impl ChatStream {
         i
     }
 
+    /// Thinking or text of the answer, to its block.
+    fn piece(&mut self, piece: Piece, out: &mut Vec<StreamEvent>) {
+        match piece {
+            Piece::Thinking(text) => {
+                let i = self.thinking_index(out);
+                if let Block::Thinking(t) = &mut self.blocks[i] {
+                    t.thinking.push_str(&text);
+                }
+                out.push(StreamEvent::ThinkingDelta { index: i, text });
+            }
+            Piece::Text(text) => {
+                let i = match self.text_at {
+                    Some(i) => i,
+                    None => {
+                        let i = self.push_block(Block::text(""));
+                        self.text_at = Some(i);
+                        out.push(StreamEvent::BlockStart {
+                            index: i,
+                            block: Block::text(""),
+                        });
+                        i
+                    }
+                };
+                if let Block::Text(t) = &mut self.blocks[i] {
+                    t.text.push_str(&text);
+                }
+                out.push(StreamEvent::TextDelta { index: i, text });
+            }
+        }
+    }
+
     fn push_block(&mut self, block: Block) -> usize {
         self.blocks.push(block);
         self.arguments.push(String::new());
@@ -112,7 +147,7 @@ impl ChatStream {
     /// One `data:` payload.
     pub fn chunk(&mut self, data: &str) -> Result<Vec<StreamEvent>, ModelError> {
         if data.trim() == "[DONE]" {
-            return Ok(self.finish().into_iter().collect());
+            return Ok(self.finish());
         }
         let v: Value = serde_json::from_str(data)
             .map_err(|e| malformed(format!("stream chunk is not JSON: {e}")))?;
@@ -141,6 +176,11 @@ impl ChatStream {
             self.model = named("model");
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
+        } else if let Some(u) = v.pointer("/x_groq/usage").filter(|u| u.is_object())
+            && self.usage.is_none()
+        {
+            // Groq's compound models count only there.
             self.usage = Some(u.clone());
         }
         let mut out = Vec::new();
@@ -183,25 +223,14 @@ impl ChatStream {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                 {
-                    let i = match self.text_at {
-                        Some(i) => i,
-                        None => {
-                            let i = self.push_block(Block::text(""));
-                            self.text_at = Some(i);
-                            out.push(StreamEvent::BlockStart {
-                                index: i,
-                                block: Block::text(""),
-                            });
-                            i
-                        }
+                    let pieces = if key == "content" {
+                        self.tags.push(text)
+                    } else {
+                        vec![Piece::Text(text.to_string())]
                     };
-                    if let Block::Text(t) = &mut self.blocks[i] {
-                        t.text.push_str(text);
+                    for p in pieces {
+                        self.piece(p, &mut out);
                     }
-                    out.push(StreamEvent::TextDelta {
-                        index: i,
-                        text: text.to_string(),
-                    });
                 }
             }
             for tc in delta
@@ -265,17 +294,24 @@ impl ChatStream {
         Ok(out)
     }
 
-    /// The assembled message, once (None after the first time).
-    pub fn finish(&mut self) -> Option<StreamEvent> {
+    /// The last pieces of text held back, then the assembled message,
+    /// once (nothing after the first time).
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
         if self.done {
-            return None;
+            return Vec::new();
         }
         self.done = true;
+        let mut out = Vec::new();
+        for p in self.tags.finish() {
+            self.piece(p, &mut out);
+        }
         let mut blocks = std::mem::take(&mut self.blocks);
         if let Some(Block::Thinking(t)) = self.thinking_at.map(|i| &mut blocks[i])
             && !self.details.is_empty()
         {
             t.encrypted_content = Some(Value::Array(std::mem::take(&mut self.details)).to_string());
+            // Opaque data names its maker (see `thinking_block`).
+            t.provider = Some(self.dialect.provider.into());
         }
         for (b, args) in blocks.iter_mut().zip(&self.arguments) {
             if let Block::ToolCall { tool_call } = b {
@@ -284,12 +320,13 @@ impl ChatStream {
         }
         let mut msg = Message::new(Role::Assistant, blocks);
         msg.id = self.id.clone();
-        msg.usage = self.usage.as_ref().map(usage);
+        msg.usage = self.usage.as_ref().map(|u| usage_in(self.dialect, u));
         msg.finish_reason = self.finish.as_deref().map(finish_reason);
         msg.finish_reason_raw = self.finish.clone();
         msg.provider = Some(self.dialect.provider.into());
         msg.model = self.model.clone();
-        Some(StreamEvent::Done(msg))
+        out.push(StreamEvent::Done(msg));
+        out
     }
 }
 
@@ -307,6 +344,6 @@ impl StreamDecoder for ChatStream {
                 "the stream ended before the answer was finished (truncated)",
             ));
         }
-        Ok(self.finish().into_iter().collect())
+        Ok(self.finish())
     }
 }

@@ -464,7 +464,7 @@ impl Replayed {
     ) {
         let own = t.provider.as_deref() == Some(dialect.provider);
         match dialect.replay {
-            Replay::Text { .. } if own => {
+            Replay::Text { .. } | Replay::ThinkTags if own => {
                 self.text
                     .get_or_insert_with(String::new)
                     .push_str(&t.thinking);
@@ -509,6 +509,26 @@ impl Replayed {
             }
             Replay::ReasoningDetails if !self.details.is_empty() => {
                 msg.insert("reasoning_details".into(), Value::Array(self.details));
+            }
+            Replay::ThinkTags => {
+                let Some(thinking) = self.text.filter(|t| !t.is_empty()) else {
+                    return;
+                };
+                match msg.get_mut("content") {
+                    Some(Value::String(text)) => *text = crate::think_tags::write(&thinking, text),
+                    // Text parts (a cache point marks one): the tags first.
+                    Some(Value::Array(parts)) => parts.insert(
+                        0,
+                        json!({"type": "text", "text": crate::think_tags::write(&thinking, "")}),
+                    ),
+                    Some(c) => *c = json!(crate::think_tags::write(&thinking, "")),
+                    None => {
+                        msg.insert(
+                            "content".into(),
+                            json!(crate::think_tags::write(&thinking, "")),
+                        );
+                    }
+                }
             }
             _ => {}
         }

@@ -91,6 +91,16 @@ impl Default for HttpConfig {
     }
 }
 
+/// Signs a request right before each attempt is sent: a signature is
+/// valid for minutes (AWS SigV4: five), and a retry may come after that.
+pub trait Sign: Send + Sync + std::fmt::Debug {
+    /// Adds the signature's headers to `req` (its URL and body final).
+    fn sign<'a>(
+        &'a self,
+        req: &'a mut HttpRequest,
+    ) -> futures::future::BoxFuture<'a, Result<(), ModelError>>;
+}
+
 /// One request: where, which headers, what body. Header values marked
 /// secret never appear in errors, logs or `Debug`.
 #[derive(Clone)]
@@ -101,6 +111,8 @@ pub struct HttpRequest {
     pub headers: HeaderMap,
     /// The JSON body.
     pub body: Bytes,
+    /// Signs each attempt (see [`Sign`]); none: sent as it is.
+    pub sign: Option<Arc<dyn Sign>>,
 }
 
 impl std::fmt::Debug for HttpRequest {
@@ -110,6 +122,7 @@ impl std::fmt::Debug for HttpRequest {
             .field("url", &self.url)
             .field("headers", &self.headers)
             .field("body_bytes", &self.body.len())
+            .field("signed", &self.sign.is_some())
             .finish()
     }
 }
@@ -121,6 +134,7 @@ impl HttpRequest {
             url,
             headers: HeaderMap::new(),
             body: Bytes::from(body),
+            sign: None,
         }
     }
 
@@ -231,6 +245,17 @@ impl Transport {
     }
 
     async fn send(&self, req: &HttpRequest) -> Result<reqwest::Response, ModelError> {
+        // Signed now, for this attempt (a retry's signature is its own).
+        let signed;
+        let req = match &req.sign {
+            Some(signer) => {
+                let mut copy = req.clone();
+                signer.sign(&mut copy).await?;
+                signed = copy;
+                &signed
+            }
+            None => req,
+        };
         let fut = self
             .clients
             .next()?
