@@ -185,7 +185,13 @@ pub fn split(text: &str) -> (Option<String>, String) {
 /// Thinking and text as one answer text, the way the hosts' own clients
 /// send reasoning back: `<think>\n…\n</think>\n\n` before the text.
 pub fn write(thinking: &str, text: &str) -> String {
-    format!("{OPEN}\n{thinking}\n{CLOSE}\n\n{text}")
+    format!("{}\n\n{text}", wrap(thinking))
+}
+
+/// Thinking alone in its tags: `<think>\n…\n</think>` (a text block of
+/// its own, where the API has blocks).
+pub fn wrap(thinking: &str) -> String {
+    format!("{OPEN}\n{thinking}\n{CLOSE}")
 }
 
 #[cfg(test)]

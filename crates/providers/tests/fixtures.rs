@@ -93,6 +93,16 @@ fn sweep(api: &Api) -> usize {
     let mut checked = 0;
     for path in common::fixture_files(api.dir) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
+        // Other suites' cassettes and the binary streams are read by
+        // tests/hosts.rs (their own layouts, each request its own test's).
+        if ["crewai__", "langchain__", "langchaingo__", "openllmetry__", "magentic__"]
+            .iter()
+            .any(|p| name.starts_with(p))
+            // A provider's built-in tool: refused by name (tests/hosts.rs).
+            || name.contains("code_execution")
+        {
+            continue;
+        }
         checked += 1;
         if name.ends_with(".yaml") {
             cassette(api, &name, &yaml_file(&path));
@@ -281,9 +291,22 @@ fn cassette(api: &Api, name: &str, doc: &Value) {
             );
             continue;
         }
-        let answer = if let Some(text) = response["body"]["string"].as_str() {
+        let json_text = response["body"]["string"]
+            .as_str()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok());
+        let answer = if let Some(v) = json_text {
+            (api.decode_response)(&v).unwrap_or_else(|e| panic!("{label}: {e}"))
+        } else if let Some(text) = response["body"]["string"].as_str() {
+            let bytes = common::body_bytes(&response["body"]["string"]);
+            // AWS event-stream frames, recorded as base64.
+            let events = if bytes != text.as_bytes() {
+                parlance_providers::transport::aws_eventstream::parse_event_stream(&bytes)
+                    .unwrap_or_else(|e| panic!("{label}: {e}"))
+            } else {
+                parse_sse(text)
+            };
             let (_, m) = api
-                .decode_stream(&parse_sse(text))
+                .decode_stream(&events)
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
             m
         } else {
@@ -317,7 +340,7 @@ fn every_gemini_fixture() {
 
 #[test]
 fn every_bedrock_fixture() {
-    assert_eq!(sweep(&BEDROCK), 8);
+    assert_eq!(sweep(&BEDROCK), 23);
 }
 
 fn fixture(dir: &str, name: &str) -> std::path::PathBuf {

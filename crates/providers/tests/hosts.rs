@@ -8,15 +8,19 @@
 
 mod common;
 
-use common::{chunk_lines, fixture, fixture_files, json_file, read, yaml_file};
+use common::{body_bytes, chunk_lines, fixture, fixture_files, json_file, read, yaml_file};
 use parlance_format::{Block, Message, Role};
 use parlance_model::{ModelError, StreamEvent};
+use parlance_providers::transport::aws_eventstream;
 use parlance_providers::transport::parse_sse;
-use parlance_providers::{WireFormat, decode_stream, mistral, openai_chat, openai_responses};
+use parlance_providers::{
+    WireFormat, bedrock, decode_stream, mistral, ollama, openai_chat, openai_responses,
+};
 use serde_json::{Value, json};
 
-/// Each host's folder and the format its model strings use.
-const HOSTS: [(&str, &WireFormat); 7] = [
+/// Each host's folder and the format its model strings use (a recorded
+/// call's URL may name another: `/responses`, `/converse`, `/api/chat`).
+const HOSTS: [(&str, &WireFormat); 10] = [
     ("openrouter", &openai_chat::OPENROUTER),
     ("deepseek", &openai_chat::DEEPSEEK),
     ("xai", &openai_chat::XAI),
@@ -24,6 +28,9 @@ const HOSTS: [(&str, &WireFormat); 7] = [
     ("cerebras", &openai_chat::CEREBRAS),
     ("together", &openai_chat::TOGETHER),
     ("mistral", &mistral::FORMAT),
+    ("azure", &openai_chat::FORMAT),
+    ("bedrock-converse", &bedrock::FORMAT),
+    ("ollama", &openai_chat::OLLAMA),
 ];
 
 fn canonical(label: &str, m: &Message) {
@@ -40,8 +47,14 @@ fn answer(label: &str, f: &WireFormat, m: Result<Message, ModelError>) -> Option
             assert_eq!(m.provider.as_deref(), Some(f.provider), "{label}");
             Some(m)
         }
+        // Providers' built-in tools (web search, code execution) have no
+        // canonical form yet: refused by name, never dropped silently.
+        Err(e) if label.contains("code_execution") || label.contains("web_search") => {
+            assert!(e.to_string().contains("cannot keep"), "{label}: {e}");
+            None
+        }
         // A failure inside a 200 stream is the host's error, typed.
-        Err(e) if label.contains("error") => {
+        Err(e) if label.contains("error") || label.contains("filter") => {
             assert!(
                 !matches!(
                     e,
@@ -60,8 +73,9 @@ fn answer(label: &str, f: &WireFormat, m: Result<Message, ModelError>) -> Option
 fn streams(lines: Vec<(String, String)>) -> Vec<Vec<(String, String)>> {
     let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for l in lines {
-        let ends = serde_json::from_str::<Value>(&l.1)
-            .is_ok_and(|v| v.get("usage").is_some_and(Value::is_object));
+        let ends = serde_json::from_str::<Value>(&l.1).is_ok_and(|v| {
+            v.get("usage").is_some_and(Value::is_object) || v["type"] == "response.completed"
+        });
         out.last_mut().unwrap().push(l);
         if ends {
             out.push(Vec::new());
@@ -71,57 +85,186 @@ fn streams(lines: Vec<(String, String)>) -> Vec<Vec<(String, String)>> {
     out
 }
 
-fn interaction(label: &str, host: &'static WireFormat, it: &Value) -> Option<Message> {
-    let uri = it["request"]["uri"].as_str().unwrap_or_default();
-    if it["request"]["method"] != "POST" {
+/// One recorded call, whatever the cassette's layout.
+struct Exchange {
+    method: String,
+    uri: String,
+    request: Option<Value>,
+    status: u16,
+    body: Vec<u8>,
+}
+
+fn json_body(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::String(_) => serde_json::from_slice(&body_bytes(v)).ok(),
+        other => Some(other.clone()),
+    }
+}
+
+/// vcrpy (`interactions`), langchain-tests (`requests` / `responses`).
+fn yaml_exchanges(doc: &Value) -> Vec<Exchange> {
+    let pair = |rq: &Value, rs: &Value| Exchange {
+        method: rq["method"].as_str().unwrap_or("POST").to_string(),
+        uri: rq["uri"].as_str().unwrap_or_default().to_string(),
+        request: if rq["parsed_body"].is_null() {
+            json_body(&rq["body"])
+        } else {
+            Some(rq["parsed_body"].clone())
+        },
+        status: rs["status"]["code"].as_u64().unwrap_or(200) as u16,
+        body: if rs["parsed_body"].is_null() {
+            body_bytes(&rs["body"]["string"])
+        } else {
+            rs["parsed_body"].to_string().into_bytes()
+        },
+    };
+    if let Some(its) = doc["interactions"].as_array() {
+        return its
+            .iter()
+            .map(|it| pair(&it["request"], &it["response"]))
+            .collect();
+    }
+    let (rq, rs) = (
+        doc["requests"].as_array().unwrap(),
+        doc["responses"].as_array().unwrap(),
+    );
+    rq.iter().zip(rs).map(|(a, b)| pair(a, b)).collect()
+}
+
+/// Go's `httprr trace v1`: `<request length> <response length>\n`, then
+/// the raw HTTP/1.1 request and response.
+fn httprr_exchanges(bytes: &[u8]) -> Vec<Exchange> {
+    let mut rest = &bytes[bytes.iter().position(|b| *b == b'\n').unwrap() + 1..];
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let nl = rest.iter().position(|b| *b == b'\n').unwrap();
+        let sizes: Vec<usize> = std::str::from_utf8(&rest[..nl])
+            .unwrap()
+            .split(' ')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let req = &rest[nl + 1..nl + 1 + sizes[0]];
+        let resp = &rest[nl + 1 + sizes[0]..nl + 1 + sizes[0] + sizes[1]];
+        rest = &rest[nl + 1 + sizes[0] + sizes[1]..];
+        let split = |m: &[u8]| {
+            let at = m.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+            (
+                String::from_utf8_lossy(&m[..at]).to_string(),
+                m[at + 4..].to_vec(),
+            )
+        };
+        let (req_head, req_body) = split(req);
+        let (resp_head, mut resp_body) = split(resp);
+        if resp_head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            resp_body = unchunk(&resp_body);
+        }
+        let first: Vec<&str> = req_head.lines().next().unwrap().split(' ').collect();
+        out.push(Exchange {
+            method: first[0].to_string(),
+            uri: first[1].to_string(),
+            request: serde_json::from_slice(&req_body).ok(),
+            status: resp_head.split(' ').nth(1).unwrap().parse().unwrap(),
+            body: resp_body,
+        });
+    }
+    out
+}
+
+fn unchunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let nl = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..nl]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[nl + 2..nl + 2 + n]);
+        b = &b[nl + 2 + n + 2..];
+    }
+}
+
+/// The format a recorded call speaks, by its URL.
+fn format_of(uri: &str, host: &'static WireFormat) -> Option<&'static WireFormat> {
+    if uri.contains("/converse") {
+        Some(&bedrock::FORMAT)
+    } else if uri.contains("/api/chat") {
+        Some(&ollama::FORMAT)
+    } else if uri.contains("/responses") {
+        Some(&openai_responses::FORMAT)
+    } else if uri.contains("/chat/completions") {
+        Some(host)
+    } else {
+        None
+    }
+}
+
+/// A recorded answer (a body or a stream in the format's framing) read.
+fn decode_body(label: &str, f: &'static WireFormat, body: &[u8]) -> Option<Message> {
+    let text = String::from_utf8_lossy(body);
+    let events = if std::ptr::eq(f, &bedrock::FORMAT) && !text.trim_start().starts_with('{') {
+        Some(aws_eventstream::parse_event_stream(body).unwrap_or_else(|e| panic!("{label}: {e}")))
+    } else if text.contains("data:") {
+        Some(parse_sse(&text))
+    } else if std::ptr::eq(f, &ollama::FORMAT) && text.trim().lines().count() > 1 {
+        Some(
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| (String::new(), l.to_string()))
+                .collect(),
+        )
+    } else {
+        None
+    };
+    match events {
+        Some(events) => answer(label, f, decode_stream(f, &events).map(|(_, m)| m)),
+        None => {
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{label}: {e}"));
+            answer(label, f, (f.decode_response)(&v))
+        }
+    }
+}
+
+fn check_exchange(label: &str, host: &'static WireFormat, ex: &Exchange) -> Option<Message> {
+    if ex.method != "POST" {
         return None;
     }
-    let f: &WireFormat = if uri.contains("/responses") {
-        &openai_responses::FORMAT
-    } else if uri.contains("/chat/completions") {
-        host
-    } else {
-        return None;
-    };
-    let text_body = it["request"]["body"]
-        .as_str()
-        .and_then(|t| serde_json::from_str::<Value>(t).ok());
-    let request = match (&it["request"]["parsed_body"], &text_body) {
-        (Value::Null, Some(b)) => b.clone(),
-        (b, _) => b.clone(),
-    };
-    let status = it["response"]["status"]["code"].as_u64().unwrap() as u16;
-    if status == 200 {
+    let f = format_of(&ex.uri, host)?;
+    let request = ex.request.clone().unwrap_or(Value::Null);
+    if ex.status == 200 && !request.is_null() {
         // Every request the host accepted is read, and written again.
         let d = (f.decode_request)(&request).unwrap_or_else(|e| panic!("{label}: request: {e}"));
         let model = d.model.clone().unwrap_or_else(|| "m".into());
         (f.encode_request)(&d.request, &model, d.stream)
             .unwrap_or_else(|e| panic!("{label}: encode: {e}"));
     }
-    let response = &it["response"];
-    let body = match response["body"]["string"].as_str() {
-        Some(t) => t.to_string(),
-        None => response["parsed_body"].to_string(),
-    };
+    // openllmetry's prompt-filter cassette was edited to status 200 around
+    // Azure's 400 body: read as the error it is.
+    let edited = ex.status == 200
+        && serde_json::from_slice::<Value>(&ex.body).is_ok_and(|v| v.get("error").is_some());
+    let status = if edited { 400 } else { ex.status };
     if status != 200 {
-        let e = (f.classify)(status, body.as_bytes(), None);
+        let e = (f.classify)(status, &ex.body, None);
         let expected = match status {
             429 => matches!(e, ModelError::RateLimited { .. }),
+            401 | 403 => matches!(
+                e,
+                ModelError::Authentication { .. } | ModelError::Permission { .. }
+            ),
             _ => matches!(e, ModelError::InvalidRequest { .. }),
         };
         assert!(expected, "{label}: {status}: {e:?}");
         return None;
     }
-    if let Some(text) = response["body"]["string"].as_str() {
-        if !text.contains("data:") {
-            // A gzip-compressed body (the mirascope cassette): not SSE.
-            return serde_json::from_str::<Value>(text)
-                .ok()
-                .and_then(|v| answer(label, f, (f.decode_response)(&v)));
-        }
-        return answer(label, f, decode_stream(f, &parse_sse(text)).map(|(_, m)| m));
+    if ex.body.starts_with(&[0x1f, 0x8b]) {
+        // A gzip-compressed body kept as recorded (mirascope's cassette):
+        // its request was read above.
+        return None;
     }
-    answer(label, f, (f.decode_response)(&response["parsed_body"]))
+    decode_body(label, f, &ex.body)
 }
 
 /// Every recording of every host.
@@ -132,22 +275,38 @@ fn every_recording_of_the_newer_hosts_reads_with_the_hosts_dialect() {
         for path in fixture_files(dir) {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             let label = format!("{dir}/{name}");
-            if name.ends_with(".xai.yaml") {
-                // xAI's gRPC API (protobuf), not Chat Completions.
+            if name.ends_with(".xai.yaml")
+                || name.starts_with("ollamadocs__")
+                || name.starts_with("lingua__")
+                || name.ends_with(".md")
+            {
+                // xAI's gRPC API (protobuf); documentation examples and
+                // lingua's snapshots (read by their own tests).
                 continue;
             }
             read_files += 1;
-            if name.ends_with(".yaml") {
-                let doc = yaml_file(&path);
-                for (i, it) in doc["interactions"].as_array().unwrap().iter().enumerate() {
-                    interaction(&format!("{label} #{i}"), host, it);
-                }
-            } else if name.ends_with(".chunks.txt") {
-                for (k, events) in streams(chunk_lines(&read(&path))).iter().enumerate() {
-                    let (events, m) = decode_stream(host, events)
+            let exchanges = if name.ends_with(".yaml") {
+                yaml_exchanges(&yaml_file(&path))
+            } else if name.ends_with(".httprr") {
+                httprr_exchanges(&std::fs::read(&path).unwrap())
+            } else {
+                Vec::new()
+            };
+            for (i, ex) in exchanges.iter().enumerate() {
+                check_exchange(&format!("{label} #{i}"), host, ex);
+            }
+            if name.ends_with(".chunks.txt") {
+                let lines = chunk_lines(&read(&path));
+                let f: &WireFormat = if lines.iter().any(|l| l.1.contains("\"response.created\"")) {
+                    &openai_responses::FORMAT
+                } else {
+                    host
+                };
+                for (k, events) in streams(lines).iter().enumerate() {
+                    let (events, m) = decode_stream(f, events)
                         .unwrap_or_else(|e| panic!("{label} (stream {k}): {e}"));
                     assert!(events.len() > 1, "{label}");
-                    answer(&format!("{label} (stream {k})"), host, Ok(m));
+                    answer(&format!("{label} (stream {k})"), f, Ok(m));
                 }
             } else if name.ends_with(".json") {
                 let v = json_file(&path);
@@ -170,7 +329,7 @@ fn every_recording_of_the_newer_hosts_reads_with_the_hosts_dialect() {
             }
         }
     }
-    assert!(read_files >= 50, "{read_files} recordings read");
+    assert!(read_files >= 100, "{read_files} recordings read");
 }
 
 fn cassette(dir: &str, name: &str) -> Value {
@@ -508,4 +667,34 @@ fn cerebras_reasoning_goes_back_in_its_field() {
         followup["messages"][n - 1]["reasoning"],
         "{body}"
     );
+}
+
+/// Item 5: ollama-python sends a tool result with neither `tool_call_id`
+/// nor `tool_name` (Ollama answered it 200); it answers the earliest call
+/// still waiting.
+#[test]
+fn ollama_tool_results_without_id_or_name_answer_the_waiting_call() {
+    let doc = cassette(
+        "ollama",
+        "openllmetry__test_ollama_chat_tool_calls_legacy.yaml",
+    );
+    let ex = &yaml_exchanges(&doc)[0];
+    let sent = ex.request.as_ref().unwrap();
+    assert!(
+        sent["messages"][1].get("tool_call_id").is_none()
+            && sent["messages"][1].get("tool_name").is_none()
+    );
+    let d = (ollama::FORMAT.decode_request)(sent).unwrap();
+    let call = d.request.messages[0].tool_calls().next().unwrap().clone();
+    match &d.request.messages[1].content[0] {
+        Block::ToolResult { tool_result } => assert_eq!(tool_result.tool_call_id, call.id),
+        other => panic!("{other:?}"),
+    }
+    // Written back to Ollama as its clients send it, the call's result
+    // by the call's name.
+    let back = (ollama::FORMAT.encode_request)(&d.request, "llama3.1", false)
+        .unwrap()
+        .body;
+    assert_eq!(back["messages"][1]["role"], "tool");
+    assert_eq!(back["messages"][1]["tool_name"], "get_current_weather");
 }

@@ -229,7 +229,21 @@ fn assistant_blocks(
     for (bi, b) in m.content.iter().enumerate() {
         let w = at(mi, bi);
         match b {
-            Block::Thinking(t) if is_own(&t.provider, PROVIDER) => out.push(reasoning_block(t)),
+            Block::Thinking(t)
+                if is_own(&t.provider, PROVIDER)
+                    && (t.signature.is_some() || t.redacted.is_some()) =>
+            {
+                out.push(reasoning_block(t))
+            }
+            Block::Thinking(t) if is_own(&t.provider, PROVIDER) => {
+                // Unsigned reasoning (DeepSeek-R1, Qwen, gpt-oss): as the
+                // `<think>` text their chat templates read, in its place
+                // (what their clients send; Bedrock refuses an unsigned
+                // reasoningContent in a request for most of them).
+                if !t.thinking.is_empty() {
+                    out.push(json!({"text": crate::think_tags::wrap(&t.thinking)}));
+                }
+            }
             Block::Thinking(t) => {
                 // The one rule for foreign reasoning: dropped, never sent
                 // where a signature would be checked.

@@ -136,9 +136,15 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
         .and_then(Value::as_array)
         .and_then(|c| c.first())
         .ok_or_else(|| malformed("choices: expected at least one choice"))?;
-    let m = choice
-        .get("message")
-        .ok_or_else(|| malformed("choices[0].message: missing"))?;
+    // Azure leaves the message out of an answer its content filter
+    // stopped (`finish_reason: content_filter`): an empty answer, so
+    // finished.
+    let empty = Value::Object(Default::default());
+    let m = match choice.get("message") {
+        Some(m) => m,
+        None if choice["finish_reason"] == "content_filter" => &empty,
+        None => return Err(malformed("choices[0].message: missing")),
+    };
     let mut content = Vec::new();
     let details = m
         .get("reasoning_details")

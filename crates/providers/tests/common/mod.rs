@@ -59,6 +59,27 @@ pub fn yaml_file(path: &std::path::Path) -> Value {
     serde_json::to_value(y).unwrap()
 }
 
+/// A recorded body: text, or base64 (`!!binary`: AWS event-stream
+/// frames, or JSON).
+pub fn body_bytes(v: &Value) -> Vec<u8> {
+    use base64::Engine;
+    match v {
+        Value::String(t) => {
+            let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+            let looks_b64 = !t.trim_start().starts_with(['{', '[', ':'])
+                && !t.contains("data:")
+                && !compact.is_empty()
+                && compact.len() % 4 == 0;
+            match looks_b64.then(|| base64::engine::general_purpose::STANDARD.decode(&compact)) {
+                Some(Ok(bytes)) => bytes,
+                _ => t.as_bytes().to_vec(),
+            }
+        }
+        Value::Null => Vec::new(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
 /// One provider API's pure functions.
 pub struct Api {
     pub dir: &'static str,
@@ -187,6 +208,12 @@ fn canonicalize_bedrock(v: &mut Value) {
                     && tu.get("type") == Some(&json!("tool_use"))
                 {
                     tu.remove("type");
+                }
+                // A result is a success unless it says otherwise.
+                if let Some(Value::Object(tr)) = m.get_mut("toolResult")
+                    && tr.get("status") == Some(&json!("success"))
+                {
+                    tr.remove("status");
                 }
                 m.values_mut().for_each(walk);
             }
