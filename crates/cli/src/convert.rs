@@ -28,14 +28,14 @@ pub fn convert(
     to: &str,
     kind: Kind,
     model: Option<&str>,
-    text: &str,
+    input: &[u8],
 ) -> Result<Converted, String> {
     let kind = match kind {
         Kind::Request => conv::Kind::Request,
         Kind::Response => conv::Kind::Response,
         Kind::Stream => conv::Kind::Stream,
     };
-    let mut out = conv::convert(Input::Text(text), from, to, kind, model, &FLAGS)
+    let mut out = conv::convert(Input::Bytes(input), from, to, kind, model, &FLAGS)
         .map_err(|e| e.to_string())?;
     if let Some(t) = parlance_providers::wire_format(to)
         && kind == conv::Kind::Request

@@ -300,14 +300,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
             compact,
             file,
         } => {
-            let text = match read_input(&file)? {
-                Ok(text) => text,
-                Err(not_utf8) => {
-                    eprintln!("{file}: {not_utf8}");
-                    return Ok(ExitCode::from(1));
-                }
-            };
-            match convert::convert(&from, &to, kind, model.as_deref(), &text) {
+            // Bytes: a Bedrock stream may be its binary frames.
+            let input = read_bytes(&file)?;
+            match convert::convert(&from, &to, kind, model.as_deref(), &input) {
                 Ok(c) => {
                     for w in &c.warnings {
                         eprintln!("warning: {w}");
@@ -329,20 +324,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
     }
 }
 
-/// The input's text. The outer error is a file that cannot be read (a
-/// usage error, exit 2); the inner one input that is not UTF-8 (invalid
-/// input, exit 1), naming the first bad byte.
-fn read_input(file: &str) -> Result<Result<String, String>, String> {
-    let bytes = if file == "-" {
+/// The input's bytes (`-`: standard input); an error is a file that
+/// cannot be read (a usage error, exit 2).
+fn read_bytes(file: &str) -> Result<Vec<u8>, String> {
+    if file == "-" {
         let mut b = Vec::new();
         std::io::stdin()
             .read_to_end(&mut b)
             .map_err(|e| format!("reading standard input: {e}"))?;
-        b
+        Ok(b)
     } else {
-        std::fs::read(file).map_err(|e| format!("reading {file}: {e}"))?
-    };
-    Ok(String::from_utf8(bytes).map_err(|e| {
+        std::fs::read(file).map_err(|e| format!("reading {file}: {e}"))
+    }
+}
+
+/// The input's text. The outer error is a file that cannot be read (a
+/// usage error, exit 2); the inner one input that is not UTF-8 (invalid
+/// input, exit 1), naming the first bad byte.
+fn read_input(file: &str) -> Result<Result<String, String>, String> {
+    Ok(String::from_utf8(read_bytes(file)?).map_err(|e| {
         format!(
             "not UTF-8 (byte {} is not valid UTF-8)",
             e.utf8_error().valid_up_to()

@@ -63,8 +63,27 @@ impl Kind {
 pub enum Input<'a> {
     /// Text as read from a file or the network.
     Text(&'a str),
+    /// Bytes as read from a file: UTF-8 text, or (a Bedrock stream) the
+    /// binary AWS event-stream frames ConverseStream sends.
+    Bytes(&'a [u8]),
     /// A value already parsed (a stream: an array of events).
     Value(&'a Value),
+}
+
+/// Bytes as text, or the first byte that is not UTF-8.
+fn utf8(bytes: &[u8]) -> Result<&str, ConvertError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        ConvertError::Usage(format!(
+            "not UTF-8 (byte {} is not valid UTF-8)",
+            e.valid_up_to()
+        ))
+    })
+}
+
+/// Whether bytes are AWS event-stream frames: a message's prelude (total
+/// and header lengths, big-endian) is binary, never JSON or SSE text.
+fn is_event_stream(bytes: &[u8]) -> bool {
+    bytes.len() >= 16 && bytes[0] == 0 && !bytes.starts_with(b"{") && !bytes.starts_with(b"[")
 }
 
 /// What the caller calls its parameters, so that an error names the one
@@ -152,15 +171,24 @@ fn lookup(name: &str, param: &str) -> Result<Option<&'static WireFormat>, Conver
 fn value(input: Input<'_>) -> Result<Value, ConvertError> {
     match input {
         Input::Text(t) => Ok(parse_json(t)?),
+        Input::Bytes(b) => Ok(parse_json(utf8(b)?)?),
         Input::Value(v) => Ok(v.clone()),
     }
 }
 
 /// A recorded stream as `(event, data)` pairs.
 fn stream_events(input: Input<'_>) -> Result<Vec<(String, String)>, ConvertError> {
+    let input = match input {
+        Input::Bytes(b) if is_event_stream(b) => {
+            return crate::transport::aws_eventstream::parse_event_stream(b)
+                .map_err(|e| ConvertError::Wire(e.to_string()));
+        }
+        Input::Bytes(b) => Input::Text(utf8(b)?),
+        other => other,
+    };
     let items = match input {
         Input::Value(Value::Array(items)) => items.clone(),
-        Input::Value(_) => {
+        Input::Value(_) | Input::Bytes(_) => {
             return Err(ConvertError::Usage(
                 "a stream is SSE text, JSON lines, or a list of events".into(),
             ));

@@ -11,7 +11,8 @@ use parlance_model::{
 };
 use serde_json::{Map, Value};
 
-use super::decode_response::{reasoning_text, tool_call};
+use super::decode_response::{reasoning_text, thinking_block, tool_call};
+use super::dialect::{self, Dialect, Replay};
 use super::{NAME, PROVIDER};
 use crate::openai_common::{ChatTools, chat_tools};
 use crate::wire::{
@@ -229,12 +230,21 @@ fn assistant_content(
     Ok(out)
 }
 
-/// A request body → the conversation, tools and options it carries.
+/// A request body → the conversation, tools and options it carries (as
+/// OpenAI's own API reads it).
 pub fn decode_request(body: &Value) -> Result<DecodedRequest, ModelError> {
-    checked_request(body, decode)
+    decode_request_in(&dialect::OPENAI, body)
 }
 
-fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
+/// A request body of a host speaking `dialect`: the reasoning its
+/// assistant messages carry back (`reasoning_content`, `reasoning`,
+/// `reasoning_details`, or `<think>` in the text where the host takes it
+/// so) is read as that host's thinking, so that it goes back to it.
+pub fn decode_request_in(dialect: &Dialect, body: &Value) -> Result<DecodedRequest, ModelError> {
+    checked_request(body, |b| decode(dialect, b))
+}
+
+fn decode(dialect: &Dialect, body: &Value) -> Result<DecodedRequest, ModelError> {
     let b = obj(body, "request")?;
     let msgs = b
         .get("messages")
@@ -289,6 +299,7 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                         "tool_calls",
                         "reasoning_content",
                         "reasoning",
+                        "reasoning_details",
                         "refusal",
                     ],
                     &what,
@@ -303,10 +314,31 @@ fn decode(body: &Value) -> Result<DecodedRequest, ModelError> {
                     &mut warnings,
                 );
                 let mut blocks = Vec::new();
-                if let Some(r) = reasoning_text(m) {
-                    blocks.push(Block::thinking(r));
+                let details = m
+                    .get("reasoning_details")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let mut reasoning = reasoning_text(m).map(str::to_string);
+                let mut content = content.clone();
+                if dialect.replay == Replay::ThinkTags
+                    && reasoning.is_none()
+                    && let Value::String(text) = &content
+                {
+                    let (thinking, answer) = crate::think_tags::split(text);
+                    if let Some(t) = thinking.filter(|t| !t.is_empty()) {
+                        reasoning = Some(t);
+                        content = Value::String(answer);
+                    }
                 }
-                blocks.extend(assistant_content(content, &cw, &mut warnings)?);
+                if reasoning.is_some() || !details.is_empty() {
+                    blocks.push(thinking_block(
+                        dialect,
+                        reasoning.as_deref().unwrap_or(""),
+                        details,
+                    ));
+                }
+                blocks.extend(assistant_content(&content, &cw, &mut warnings)?);
                 if let Some(r) = m.get("refusal").and_then(Value::as_str) {
                     blocks.push(Block::text(r));
                     warnings.push(format!(

@@ -15,7 +15,7 @@ pub mod stream;
 pub mod to_wire;
 
 pub use crate::openai_common::classify;
-pub use decode_request::decode_request;
+pub use decode_request::{decode_request, decode_request_in};
 pub use decode_response::{decode_response, decode_response_in};
 pub use to_wire::{encode_request, encode_request_in};
 
@@ -46,7 +46,7 @@ macro_rules! dialect_format {
         WireFormat {
             name: NAME,
             provider: $dialect.provider,
-            decode_request: decode_request::decode_request,
+            decode_request: |b| decode_request::decode_request_in(&$dialect, b),
             encode_request: |r, m, s| to_wire::encode_request_in(&$dialect, r, m, s),
             decode_response: |b| decode_response::decode_response_in(&$dialect, b),
             stream_decoder: || {

@@ -69,7 +69,7 @@ pub fn body_bytes(v: &Value) -> Vec<u8> {
             let looks_b64 = !t.trim_start().starts_with(['{', '[', ':'])
                 && !t.contains("data:")
                 && !compact.is_empty()
-                && compact.len() % 4 == 0;
+                && compact.len().is_multiple_of(4);
             match looks_b64.then(|| base64::engine::general_purpose::STANDARD.decode(&compact)) {
                 Some(Ok(bytes)) => bytes,
                 _ => t.as_bytes().to_vec(),
