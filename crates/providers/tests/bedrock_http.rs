@@ -539,3 +539,158 @@ fn missing_credentials_or_region_are_named_before_any_request() {
         "{e}"
     );
 }
+
+/// A profile whose `credential_process` prints keys that expire at `exp`
+/// (an RFC 3339 time), counting its runs in `dir/count`.
+fn process_profile(dir: &std::path::Path, exp: &str) -> Vec<(String, String)> {
+    let script = dir.join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nn=$(cat '{d}/count' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{d}/count'\nprintf '{{\"Version\": 1, \"AccessKeyId\": \"AKIDPROC%s\", \"SecretAccessKey\": \"secret/TEST+key\", \"SessionToken\": \"SESSION-TOKEN-123\", \"Expiration\": \"%s\"}}' \"$n\" \"$1\"\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("config"),
+        format!(
+            "[profile proc]\nregion = us-west-2\ncredential_process = sh {} {exp}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    vec![
+        ("AWS_PROFILE".into(), "proc".into()),
+        (
+            "AWS_CONFIG_FILE".into(),
+            dir.join("config").to_string_lossy().to_string(),
+        ),
+        (
+            "AWS_SHARED_CREDENTIALS_FILE".into(),
+            dir.join("none").to_string_lossy().to_string(),
+        ),
+    ]
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    aws_smithy_types::DateTime::from(t)
+        .fmt(aws_smithy_types::date_time::Format::DateTime)
+        .unwrap()
+}
+
+/// Issue 37, item 10: every attempt is signed when it is sent (a retry
+/// after a long first-byte timeout must not carry an expired signature),
+/// with keys from a `credential_process` run again when they are about
+/// to expire, and kept while they are good.
+#[tokio::test]
+async fn each_attempt_is_signed_with_fresh_keys_from_credential_process() {
+    let ok = json_file(&fixture(
+        "bedrock-converse",
+        "lingua__toolCallRequest__bedrock__response.json",
+    ));
+    let failing = json!({"message": "internal failure"});
+
+    // Keys expiring within the refresh margin: fetched for each attempt.
+    let dir = profile_dir("process-soon");
+    let vars = process_profile(&dir, &rfc3339(SystemTime::now() + Duration::from_secs(60)));
+    let server = ReplayServer::start(vec![Reply::json(500, &failing), Reply::json(200, &ok)]).await;
+    let model = Provider::BEDROCK
+        .model(MODEL)
+        .base_url(server.url.clone())
+        .http_config(quick_retries())
+        .build_with_env(env(&vars
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>()))
+        .unwrap();
+    model.generate(&request()).await.unwrap();
+    let got = server.received();
+    assert_eq!(got.len(), 2, "retried once");
+    check_signed(&got[0], &server.url, "AKIDPROC1", "us-west-2");
+    check_signed(&got[1], &server.url, "AKIDPROC2", "us-west-2");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("count")).unwrap().trim(),
+        "2"
+    );
+
+    // Keys good for an hour: the process runs once for several requests.
+    let dir = profile_dir("process-later");
+    let vars = process_profile(
+        &dir,
+        &rfc3339(SystemTime::now() + Duration::from_secs(3600)),
+    );
+    let server = ReplayServer::start(vec![Reply::json(200, &ok), Reply::json(200, &ok)]).await;
+    let model = Provider::BEDROCK
+        .model(MODEL)
+        .base_url(server.url.clone())
+        .build_with_env(env(&vars
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>()))
+        .unwrap();
+    model.generate(&request()).await.unwrap();
+    model.generate(&request()).await.unwrap();
+    for r in server.received() {
+        check_signed(&r, &server.url, "AKIDPROC1", "us-west-2");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("count")).unwrap().trim(),
+        "1"
+    );
+
+    // A process that fails is an authentication error naming the profile.
+    std::fs::write(
+        dir.join("creds.sh"),
+        "echo 'token expired, run aws sso login' >&2; exit 3\n",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.join("count")).unwrap();
+    let model = Provider::BEDROCK
+        .model(MODEL)
+        .base_url(server.url.clone())
+        .build_with_env(env(&vars
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>()))
+        .unwrap();
+    let e = model.generate(&request()).await.unwrap_err();
+    assert!(
+        matches!(&e, ModelError::Authentication { message } if message.contains("credential_process of profile \"proc\"") && message.contains("aws sso login")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn credential_process_output_is_checked_field_by_field() {
+    use parlance_providers::bedrock::auth::parse_process_output;
+    let (c, exp) = parse_process_output(
+        br#"{"Version": 1, "AccessKeyId": "AKID", "SecretAccessKey": "s", "Expiration": "2030-01-02T03:04:05Z"}"#,
+    )
+    .unwrap();
+    assert_eq!(c.access_key_id, "AKID");
+    assert!(c.session_token.is_none());
+    assert_eq!(rfc3339(exp.unwrap()), "2030-01-02T03:04:05Z");
+    for (out, says) in [
+        (&b"not json"[..], "not JSON"),
+        (
+            br#"{"Version": 2, "AccessKeyId": "a", "SecretAccessKey": "s"}"#,
+            "Version: expected 1",
+        ),
+        (
+            br#"{"Version": 1, "SecretAccessKey": "s"}"#,
+            "AccessKeyId: missing",
+        ),
+        (
+            br#"{"Version": 1, "AccessKeyId": "a"}"#,
+            "SecretAccessKey: missing",
+        ),
+        (
+            br#"{"Version": 1, "AccessKeyId": "a", "SecretAccessKey": "s", "Expiration": "soon"}"#,
+            "Expiration: \"soon\"",
+        ),
+    ] {
+        let e = parse_process_output(out).unwrap_err();
+        assert!(e.contains(says), "{e}");
+    }
+}

@@ -698,3 +698,76 @@ async fn a_panicking_stream_decoder_ends_the_stream_with_its_message() {
         })]
     );
 }
+
+/// Captured log lines (a `MakeWriter` over a shared buffer).
+#[derive(Clone, Default)]
+struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+/// Issue 37, item 8: what a request leaves out (here Anthropic's signed
+/// thinking, which OpenAI cannot take) is a warning the user sees, once
+/// per model and drop: a conversation sends its history on every turn.
+#[tokio::test]
+async fn a_drop_is_a_warning_once_per_model() {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let answer = json_file(&fixture("openai-chat", "vercel__openai-text.json"));
+    let server = ReplayServer::start(vec![Reply::json(200, &answer); 3]).await;
+    let model = openai(&server);
+    let mut req = request();
+    let mut thought = Message::assistant("Sunny.");
+    thought.content.insert(
+        0,
+        parlance_format::Block::Thinking(parlance_format::Thinking {
+            thinking: "Look it up.".into(),
+            signature: Some("sig".into()),
+            provider: Some("anthropic".into()),
+            ..Default::default()
+        }),
+    );
+    req.messages.push(thought);
+    req.messages.push(Message::user("And tomorrow?"));
+    model.generate(&req).await.unwrap();
+    model.generate(&req).await.unwrap();
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let warned: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("thinking dropped"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{text}");
+    assert!(
+        warned[0].contains("WARN") && warned[0].contains("messages[2]"),
+        "{text}"
+    );
+    // Another model (a new conversation's, or another server's) says it again.
+    openai(&server).generate(&req).await.unwrap();
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("thinking dropped"))
+            .count(),
+        2,
+        "{text}"
+    );
+}
