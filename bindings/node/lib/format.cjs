@@ -89,11 +89,12 @@ function parse(jsonText, kind) {
 }
 
 /**
- * A request, a response or a recorded stream (SSE text, JSON lines, or a
- * list of events; to canonical only) from one format to another: canonical,
- * openai-chat, openai-responses, anthropic, gemini, bedrock-converse,
- * mistral, ollama (what `parlance
- * convert` does). Writing a provider's request needs `model` (or a model
+ * A request, a response or a recorded stream (SSE text, JSON lines, a
+ * list of events, or the bytes of a Bedrock ConverseStream body; to
+ * canonical only) from one format to another: canonical, a wire format
+ * (openai-chat, openai-responses, anthropic, gemini, bedrock-converse,
+ * mistral, ollama) or a provider's dialect (deepseek, openrouter, groq...;
+ * what `parlance convert` does). Writing a provider's request needs `model` (or a model
  * named by the input). Anything dropped on the way is a process warning
  * (`ParlanceConvertWarning`); `onWarning` receives them instead.
  * @param {unknown} value
@@ -101,9 +102,14 @@ function parse(jsonText, kind) {
  * @returns {import("./index").JsonValue}
  */
 function convert(value, { from, to, kind = "request", model, onWarning } = {}) {
-  // A recorded stream may be its raw text (SSE, or JSON lines) or a Buffer of it.
+  // A recorded stream may be its raw text (SSE, or JSON lines), or bytes
+  // (that text, or a Bedrock ConverseStream body's binary frames).
   const input =
-    kind === "stream" && (typeof value === "string" || Buffer.isBuffer(value)) ? documentText(value) : text(value);
+    kind === "stream" && value instanceof Uint8Array
+      ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+      : kind === "stream" && typeof value === "string"
+        ? value
+        : text(value);
   const { output, warnings } = JSON.parse(
     guard(() => native.convert(input, String(from), String(to), String(kind), model)),
   );

@@ -626,9 +626,11 @@ export declare const format: {
   /** Reads JSON text as `kind` (or the kind its fields say); gives its canonical form. */
   parse(jsonText: string, kind?: DocumentKind): JsonValue;
   /**
-   * A request or a response from one format to another (`canonical`,
-   * `openai-chat`, `openai-responses`, `anthropic`, `gemini`,
-   * `bedrock-converse`, `mistral`, `ollama`); what is
+   * A request, a response or a recorded stream (text, or bytes: a Bedrock
+   * ConverseStream body's binary frames) from one format to another
+   * (`canonical`, a wire format: `openai-chat`, `openai-responses`,
+   * `anthropic`, `gemini`, `bedrock-converse`, `mistral`, `ollama`; or a
+   * provider's dialect: `deepseek`, `openrouter`, `groq`...); what is
    * dropped on the way is a process warning, or goes to `onWarning`.
    */
   convert(

@@ -1,6 +1,8 @@
 // Providers by string or object, and conversion between wire formats.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 import { Agent, Model, OpenAI, Anthropic, ConfigError, format, FormatError } from "parlance-ai";
 import { startMock, text } from "./helpers/mock.mjs";
@@ -69,4 +71,47 @@ test("format.convert: what is not carried is named (the same translation as parl
   const named = [];
   format.convert({ model: "m", messages: [{ role: "user", name: "ann", content: "hi" }] }, { from: "openai-chat", to: "canonical", onWarning: (w) => named.push(w) });
   assert.ok(named.some((w) => w.includes("messages[0].name")), named.join("\n"));
+});
+
+/** The first `!!binary` response body of a VCR cassette (base64 lines). */
+function binaryBody(cassette) {
+  const lines = readFileSync(join(process.env.PARLANCE_REPO, "testdata/providers", cassette), "utf8").split("\n");
+  const start = lines.findIndex((l) => l.trim() === "string: !!binary |");
+  const indent = lines[start + 1].length - lines[start + 1].trimStart().length;
+  const chunk = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.length - line.trimStart().length < indent) break;
+    chunk.push(line.trim());
+  }
+  return Buffer.from(chunk.join(""), "base64");
+}
+
+test("convert reads a binary Bedrock stream and every provider's dialect", () => {
+  const frames = binaryBody("bedrock-converse/pydantic__test_bedrock_model_thinking_part_stream.yaml");
+  const m = format.convert(new Uint8Array(frames), { from: "bedrock-converse", to: "canonical", kind: "stream" });
+  assert.deepEqual(m.content.map((b) => b.type), ["thinking", "text"]);
+  assert.ok(m.content[0].signature);
+  assert.throws(
+    () => format.convert(Buffer.from([0x64, 0x61, 0x74, 0x61, 0x3a, 0x20, 0xff]), { from: "anthropic", to: "canonical", kind: "stream" }),
+    /not UTF-8 \(byte 6/,
+  );
+  const body = {
+    model: "deepseek-reasoner",
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      {
+        role: "assistant",
+        content: null,
+        reasoning_content: "Call the tool.",
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "sunny" },
+    ],
+  };
+  const back = format.convert(body, { from: "deepseek", to: "deepseek" });
+  assert.equal(back.messages[1].reasoning_content, "Call the tool.");
+  const warnings = [];
+  const plain = format.convert(body, { from: "deepseek", to: "openai-chat", onWarning: (w) => warnings.push(w) });
+  assert.equal(plain.messages[1].reasoning_content, undefined);
+  assert.ok(warnings.some((w) => w.includes("thinking dropped")), warnings.join("\n"));
 });

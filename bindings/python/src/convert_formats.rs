@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::convert::{from_py, to_py};
-use crate::errors::{bind_error, config_error};
+use crate::errors::bind_error;
 
 const PARAMS: Params = Params {
     from: "from_",
@@ -21,8 +21,9 @@ const PARAMS: Params = Params {
 /// ``openai-chat``, ``openai-responses``, ``anthropic``, ``gemini``...
 /// Writing a provider's request needs the model (``model=``, or the one
 /// the input names). ``value`` is parsed JSON or its text (a stream: SSE
-/// text, JSON lines, or a list of events). Anything dropped or degraded
-/// on the way is reported as a ``UserWarning``.
+/// text, JSON lines, a list of events, or the bytes of a Bedrock
+/// ConverseStream body). Anything dropped or degraded on the way is
+/// reported as a ``UserWarning``.
 #[pyfunction]
 #[pyo3(signature = (value, *, from_, to, kind = "request", model = None))]
 pub fn convert<'py>(
@@ -35,15 +36,15 @@ pub fn convert<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let kind = Kind::parse(kind).map_err(|e| bind_error(py, e.into()))?;
     let text;
+    let bytes;
     let parsed;
     let input = if let Ok(s) = value.cast::<PyString>() {
         text = s.to_cow()?.into_owned();
         Input::Text(&text)
     } else if let Ok(b) = value.cast::<PyBytes>() {
-        text = std::str::from_utf8(b.as_bytes())
-            .map_err(|e| config_error(py, format!("value: JSON text must be UTF-8: {e}")))?
-            .to_string();
-        Input::Text(&text)
+        // UTF-8 text, or a Bedrock stream's binary event-stream frames.
+        bytes = b.as_bytes().to_vec();
+        Input::Bytes(&bytes)
     } else {
         parsed = from_py(value, "")?;
         Input::Value(&parsed)

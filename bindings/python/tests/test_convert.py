@@ -90,3 +90,50 @@ def test_what_is_not_carried_is_named_in_a_warning() -> None:
     named = {"model": "m", "messages": [{"role": "user", "name": "ann", "content": "hi"}]}
     with pytest.warns(UserWarning, match=r"messages\[0\]\.name"):
         format.convert(named, from_="openai-chat", to="canonical")
+
+
+def _binary_body(cassette: str) -> bytes:
+    """The first ``!!binary`` response body of a VCR cassette (base64 lines)."""
+    import base64
+
+    lines = (REPO / "testdata" / "providers" / cassette).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "string: !!binary |")
+    indent = len(lines[start + 1]) - len(lines[start + 1].lstrip())
+    chunk = []
+    for line in lines[start + 1 :]:
+        if len(line) - len(line.lstrip()) < indent:
+            break
+        chunk.append(line.strip())
+    return base64.b64decode("".join(chunk))
+
+
+def test_a_binary_bedrock_stream_converts_from_bytes() -> None:
+    frames = _binary_body("bedrock-converse/pydantic__test_bedrock_model_thinking_part_stream.yaml")
+    m = format.convert(frames, from_="bedrock-converse", to="canonical", kind="stream")
+    assert [b["type"] for b in m["content"]] == ["thinking", "text"]
+    assert m["content"][0]["signature"]
+    with pytest.raises(ConfigError, match=r"not UTF-8 \(byte 6"):
+        format.convert(b"data: \xff\xfe", from_="anthropic", to="canonical", kind="stream")
+
+
+def test_a_providers_dialect_keeps_its_reasoning() -> None:
+    body = {
+        "model": "deepseek-reasoner",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "Call the tool.",
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        ],
+    }
+    back = format.convert(body, from_="deepseek", to="deepseek")
+    assert back["messages"][1]["reasoning_content"] == "Call the tool."
+    with pytest.warns(UserWarning, match="thinking dropped"):
+        plain = format.convert(body, from_="deepseek", to="openai-chat")
+    assert "reasoning_content" not in plain["messages"][1]

@@ -103,12 +103,15 @@ def loads(text: Union[str, bytes], kind: Optional[Kind] = None) -> Any:
 
 def convert(value: Any, *, from_: str, to: str, kind: str = "request", model: Optional[str] = None) -> Any:
     """A ``request``, a ``response`` or a recorded ``stream`` (to canonical
-    only) from one format to another: ``canonical``, ``openai-chat``,
-    ``openai-responses``, ``anthropic``, ``gemini``, ``bedrock-converse``,
-    ``mistral``, ``ollama`` (what ``parlance convert`` does). ``value`` is
-    parsed JSON or its text (a stream: SSE text, JSON lines, or a list of
-    events). Writing a provider's request needs ``model`` (or a model named
-    by the input); anything dropped on the way is a ``UserWarning``."""
+    only) from one format to another: ``canonical``, a wire format
+    (``openai-chat``, ``openai-responses``, ``anthropic``, ``gemini``,
+    ``bedrock-converse``, ``mistral``, ``ollama``) or a provider's dialect
+    (``deepseek``, ``openrouter``, ``groq``...: its own reasoning fields),
+    what ``parlance convert`` does. ``value`` is parsed JSON or its text (a
+    stream: SSE text, JSON lines, a list of events, or the ``bytes`` of a
+    Bedrock ConverseStream body). Writing a provider's request needs
+    ``model`` (or a model named by the input); anything dropped on the way
+    is a ``UserWarning``."""
     return _native.convert(value, from_=from_, to=to, kind=kind, model=model)
 
 
