@@ -621,3 +621,127 @@ fn every_ordered_pair_of_registered_formats() {
     }
     assert_eq!(pairs, formats.len() * (formats.len() - 1));
 }
+
+/// Where a provider takes its own reasoning back (issue 37): the text of
+/// the thinking must appear in the encoded assistant message there, or,
+/// where it takes none back, nowhere (and the drop is warned).
+fn reasoning_path(provider: &str) -> Option<&'static str> {
+    Some(match provider {
+        "openai" | "azure" | "fireworks" | "xai" | "vllm" | "lmstudio" => return None,
+        "openai-responses" | "azure-responses" => "\"type\":\"reasoning\"",
+        "deepseek" => "\"reasoning_content\":\"THINK",
+        "openrouter" => "\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"THINK",
+        "groq" | "together" => "\"content\":\"<think>\\nTHINK",
+        "cerebras" | "ollama-openai" => "\"reasoning\":\"THINK",
+        "anthropic" => "\"thinking\":\"THINK",
+        "gemini" => "\"thought\":true",
+        "mistral" => "\"type\":\"thinking\"",
+        "ollama" => "\"thinking\":\"THINK",
+        "bedrock" => "\"reasoningText\":{\"text\":\"THINK",
+        other => panic!("{other}: no reasoning path in this table: add it"),
+    })
+}
+
+/// Each host's usage arithmetic: an answer whose `total_tokens` is
+/// prompt + completion (reasoning inside the completion) reads the same
+/// everywhere; one that counts reasoning beside the completion and gives
+/// no total is read by the host's own rule (xAI's adds it).
+#[test]
+fn every_hosts_usage_rule_and_reasoning_return_path() {
+    use parlance_providers::Provider;
+    for p in PROVIDERS {
+        let f = p.format;
+        let what = p.name;
+        if f.name == "openai-chat" || f.name == "mistral" {
+            let answer = |usage: Value| {
+                json!({"id": "c", "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "4"}}], "usage": usage})
+            };
+            let inside = (f.decode_response)(&answer(
+                json!({"prompt_tokens": 10, "completion_tokens": 25,
+                "total_tokens": 35, "completion_tokens_details": {"reasoning_tokens": 20}}),
+            ))
+            .unwrap()
+            .usage
+            .unwrap();
+            assert_eq!(
+                (inside.output_tokens, inside.reasoning_tokens),
+                (25, Some(20)),
+                "{what}"
+            );
+            let beside =
+                (f.decode_response)(&answer(json!({"prompt_tokens": 10, "completion_tokens": 5,
+                "completion_tokens_details": {"reasoning_tokens": 20}})))
+                .unwrap()
+                .usage
+                .unwrap();
+            let want = if p.name == "xai" { 25 } else { 5 };
+            assert_eq!(beside.output_tokens, want, "{what}: its usage rule");
+        }
+        // Its own reasoning, signed and with the data each API keeps.
+        let own = f.provider;
+        let details = json!([{"type": "reasoning.text", "text": "THINK it over", "signature": "sig", "format": "f", "index": 0}]);
+        let thinking = Thinking {
+            thinking: "THINK it over".into(),
+            signature: Some("sig".into()),
+            encrypted_content: (own == "openrouter")
+                .then(|| details.to_string())
+                .or_else(|| own.starts_with("openai").then(|| "enc".to_string())),
+            item_id: own.starts_with("openai").then(|| "rs_1".to_string()),
+            provider: Some(own.into()),
+            ..Default::default()
+        };
+        let mut answer = Message::new(
+            Role::Assistant,
+            vec![
+                Block::Thinking(thinking),
+                Block::text("Checking."),
+                Block::ToolCall {
+                    tool_call: ToolCall::new("call_1", "get_weather", json!({"city": "Paris"})),
+                },
+            ],
+        );
+        answer.provider = Some(own.into());
+        let req = ModelRequest {
+            messages: vec![
+                Message::user("Weather in Paris?"),
+                answer,
+                Message::new(
+                    Role::Tool,
+                    vec![Block::tool_result(ToolResult::text(
+                        "call_1",
+                        ToolStatus::Ok,
+                        "sunny",
+                    ))],
+                ),
+            ],
+            // Reasoning on (Anthropic takes thinking back only then).
+            options: ModelOptions {
+                max_tokens: Some(2048),
+                reasoning: Some(parlance_model::Reasoning {
+                    budget_tokens: Some(1024),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let enc = (f.encode_request)(&req, "m", false).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let body = enc.body.to_string();
+        match reasoning_path(p.name) {
+            Some(needle) => assert!(body.contains(needle), "{what}: {needle} not in\n{body}"),
+            None => {
+                assert!(
+                    !body.contains("THINK"),
+                    "{what}: takes no reasoning back\n{body}"
+                );
+                assert!(
+                    enc.warnings.iter().any(|w| w.contains("thinking")),
+                    "{what}: the drop is warned: {:?}",
+                    enc.warnings
+                );
+            }
+        }
+        let _ = Provider::named(p.name).unwrap();
+    }
+}

@@ -32,17 +32,19 @@ pub fn usage(u: &Value) -> Usage {
 /// (each already inside `prompt_tokens`). OpenAI's `completion_tokens`
 /// includes the reasoning tokens; xAI's does not (its `total_tokens` adds
 /// them on top), so there they are added: canonical `output_tokens` always
-/// includes reasoning. A host not known to count that way is recognised
-/// by the same arithmetic, `total = prompt + completion + reasoning`.
+/// includes reasoning. The arithmetic decides when `total_tokens` is
+/// there (`total = prompt + completion + reasoning`: reasoning beside the
+/// completion, on any host); the host's known rule when it is not.
 pub fn usage_in(dialect: &Dialect, u: &Value) -> Usage {
     let input = u64_at(u, &["prompt_tokens"]).unwrap_or(0);
     let completion = u64_at(u, &["completion_tokens"]).unwrap_or(0);
     let reasoning = u64_at(u, &["completion_tokens_details", "reasoning_tokens"]);
+    // The total, when given, says which: it is the sum either way.
     let excluded = match (reasoning, u64_at(u, &["total_tokens"])) {
-        (Some(r), _) if r > 0 && dialect.completion_excludes_reasoning => true,
         (Some(r), Some(total)) if r > 0 => {
             input.checked_add(completion).and_then(|n| n.checked_add(r)) == Some(total)
         }
+        (Some(r), None) if r > 0 => dialect.completion_excludes_reasoning,
         _ => false,
     };
     let output = if excluded {
