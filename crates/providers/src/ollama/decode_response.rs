@@ -95,11 +95,14 @@ pub(crate) fn tool_call(
 
 /// The blocks of a `message` object: thinking, text, tool calls.
 /// `first_call`: how many calls came before in the same answer.
+/// `streamed`: a piece of a stream (its text is split by the stream's own
+/// splitter, a tag may be cut between lines).
 pub(crate) fn message_blocks(
     m: &Value,
     what: &str,
     first_call: usize,
     stamp: &str,
+    streamed: bool,
 ) -> Result<Vec<Block>, ModelError> {
     if !m.is_object() {
         return Err(malformed(format!("{what}: expected an object")));
@@ -112,15 +115,30 @@ pub(crate) fn message_blocks(
             Some(_) => Err(malformed(format!("{what}.{key}: expected a string"))),
         }
     };
-    if let Some(t) = text("thinking")? {
-        out.push(Block::Thinking(Thinking {
-            thinking: t.to_string(),
+    let thinking = |t: String| {
+        Block::Thinking(Thinking {
+            thinking: t,
             provider: Some(PROVIDER.into()),
             ..Default::default()
-        }));
+        })
+    };
+    let field = text("thinking")?;
+    if let Some(t) = field {
+        out.push(thinking(t.to_string()));
     }
-    if let Some(t) = text("content")? {
-        out.push(Block::text(t));
+    match text("content")? {
+        // A thinking model asked without `think` writes `<think>` tags.
+        Some(t) if field.is_none() && !streamed => {
+            let (tagged, answer) = crate::think_tags::split(t);
+            if let Some(r) = tagged.filter(|r| !r.is_empty()) {
+                out.push(thinking(r));
+            }
+            if !answer.is_empty() {
+                out.push(Block::text(answer));
+            }
+        }
+        Some(t) => out.push(Block::text(t)),
+        None => {}
     }
     match m.get("tool_calls") {
         None | Some(Value::Null) => {}
@@ -154,7 +172,7 @@ fn decode(body: &Value) -> Result<Message, ModelError> {
         .get("message")
         .ok_or_else(|| malformed("message: missing (an Ollama chat answer has one)"))?;
     let stamp = opt_str(body, "created_at").unwrap_or_default();
-    let blocks = message_blocks(m, "message", 0, &stamp)?;
+    let blocks = message_blocks(m, "message", 0, &stamp, false)?;
     let raw = opt_str(body, "done_reason");
     let has_calls = blocks.iter().any(|b| matches!(b, Block::ToolCall { .. }));
     let mut msg = Message::new(Role::Assistant, blocks);

@@ -23,6 +23,9 @@ pub struct OllamaStream {
     model: Option<String>,
     stamp: Option<String>,
     done: bool,
+    /// Reasoning written into the text (`<think>…</think>`: a thinking
+    /// model asked without `think`).
+    tags: crate::think_tags::Splitter,
 }
 
 impl OllamaStream {
@@ -57,12 +60,15 @@ impl OllamaStream {
         let mut out = Vec::new();
         if let Some(m) = v.get("message").filter(|m| !m.is_null()) {
             let stamp = self.stamp.clone().unwrap_or_default();
-            for b in message_blocks(m, "message", self.calls, &stamp)? {
+            for b in message_blocks(m, "message", self.calls, &stamp, true)? {
                 self.piece(b, &mut out);
             }
         }
         if done {
             self.done = true;
+            for p in self.tags.finish() {
+                self.tagged(p, &mut out);
+            }
             let raw = opt_str(&v, "done_reason");
             let has_calls = self.calls > 0;
             let mut msg = Message::new(Role::Assistant, std::mem::take(&mut self.blocks));
@@ -79,6 +85,31 @@ impl OllamaStream {
     /// Appends a piece: text and thinking grow their block; a call is a
     /// block of its own, sent whole.
     fn piece(&mut self, b: Block, out: &mut Vec<StreamEvent>) {
+        match b {
+            Block::Text(t) => {
+                for p in self.tags.push(&t.text) {
+                    self.tagged(p, out);
+                }
+            }
+            other => self.whole(other, out),
+        }
+    }
+
+    /// Text told apart from tagged thinking.
+    fn tagged(&mut self, p: crate::think_tags::Piece, out: &mut Vec<StreamEvent>) {
+        use crate::think_tags::Piece;
+        let block = match p {
+            Piece::Text(t) => Block::text(t),
+            Piece::Thinking(t) => Block::Thinking(parlance_format::Thinking {
+                thinking: t,
+                provider: Some(PROVIDER.into()),
+                ..Default::default()
+            }),
+        };
+        self.whole(block, out);
+    }
+
+    fn whole(&mut self, b: Block, out: &mut Vec<StreamEvent>) {
         match b {
             Block::Text(t) => {
                 let i = *self.text_at.get_or_insert_with(|| {

@@ -12,7 +12,8 @@ use crate::wire::{malformed, opt_str, str_field, u64_at};
 /// `finish_reason` → canonical.
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
-        "stop" => FinishReason::Stop,
+        // Together's "eos": the model's end of sequence.
+        "stop" | "eos" => FinishReason::Stop,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "length" => FinishReason::Length,
         "content_filter" => FinishReason::ContentFilter,
