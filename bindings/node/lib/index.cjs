@@ -13,6 +13,7 @@ const { approve, edit, reject, answer } = require("./decisions.cjs");
 const errors = require("./errors.cjs");
 const format = require("./format.cjs");
 const native = require("./native.cjs");
+const { setLogger } = require("./logs.cjs");
 
 module.exports = {
   Agent,
@@ -37,6 +38,7 @@ module.exports = {
   reject,
   answer,
   format,
+  setLogger,
   ToolError: errors.ToolError,
   ParlanceError: errors.ParlanceError,
   RunError: errors.RunError,

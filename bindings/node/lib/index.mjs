@@ -25,6 +25,7 @@ export const {
   reject,
   answer,
   format,
+  setLogger,
   ToolError,
   ParlanceError,
   RunError,

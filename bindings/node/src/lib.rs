@@ -13,6 +13,7 @@ pub mod convert;
 pub mod errors;
 pub mod format;
 pub mod host;
+pub mod logs;
 pub mod model_host;
 pub mod models;
 pub mod prices;

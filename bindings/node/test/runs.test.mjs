@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { tool, Response, RunError, FormatError, format } from "parlance-ai";
+import { tool, Response, RunError, FormatError, format, setLogger } from "parlance-ai";
 import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
 import { agentFor, results, sleep } from "./helpers/agents.mjs";
 
@@ -182,4 +182,48 @@ test("an AbortSignal cancels a run: the promise rejects with its reason, the too
   assert.equal(toolSaw, "AbortError");
   assert.equal(mock.requests.length, 1, "the run stopped: no second model call");
   await assert.rejects(agentFor(mock).run("go", { signal: AbortSignal.abort() }), (e) => e.name === "AbortError");
+});
+
+test("a dropped thinking block is a log record, and by default a process warning", async (t) => {
+  const mock = await startMock([text("ok"), text("ok"), text("ok")]);
+  t.after(mock.close);
+  const earlier = {
+    messages: [
+      { role: "user", content: [{ type: "text", text: "Weather?" }] },
+      {
+        role: "assistant",
+        provider: "anthropic",
+        content: [
+          { type: "thinking", thinking: "Look it up.", signature: "sig", provider: "anthropic" },
+          { type: "text", text: "Sunny." },
+        ],
+      },
+    ],
+  };
+  const records = [];
+  setLogger((r) => records.push(r), { level: "warn" });
+  try {
+    const agent = agentFor(mock);
+    await agent.run("And tomorrow?", { turns: [earlier] });
+    await agent.run("And the day after?", { turns: [earlier] });
+    await sleep(50);
+  } finally {
+    setLogger(null);
+  }
+  const drops = records.filter((r) => r.message.includes("thinking dropped (from anthropic"));
+  assert.equal(drops.length, 1, JSON.stringify(records));
+  assert.equal(drops[0].level, "warn");
+  assert.match(drops[0].target, /^parlance_providers/);
+  // The default: a process warning of type ParlanceWarning.
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on("warning", onWarning);
+  try {
+    await agentFor(mock).run("Once more?", { turns: [earlier] });
+    await sleep(50);
+  } finally {
+    process.off("warning", onWarning);
+  }
+  const parlance = warnings.filter((w) => w.name === "ParlanceWarning" && w.message.includes("thinking dropped"));
+  assert.equal(parlance.length, 1, warnings.map((w) => `${w.name}: ${w.message}`).join("\n"));
 });

@@ -59,6 +59,7 @@ fn _panic_for_tests<'py>(py: Python<'py>, how: &str) -> PyResult<Bound<'py, PyAn
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    logs_to_python_logging(py);
     m.add_class::<agent::PyAgent>()?;
     m.add_class::<agent::PyWork>()?;
     m.add_class::<tools::PyTool>()?;
@@ -82,4 +83,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+/// The runtime's logs go to Python's `logging`, under the Rust module's
+/// path (`parlance_providers.http_model`: a request's dropped reasoning is
+/// a warning there, shown by Python's default handler). Levels are read
+/// once per logger (what `logging` says when a logger first logs), and
+/// span bookkeeping (`tracing.*`) is not logged. Another native module
+/// that installed a Rust logger first keeps it.
+fn logs_to_python_logging(py: Python<'_>) {
+    if let Ok(logger) = pyo3_log::Logger::new(py, pyo3_log::Caching::LoggersAndLevels) {
+        let _ = logger
+            .filter(log::LevelFilter::Debug)
+            .filter_target("tracing".to_owned(), log::LevelFilter::Off)
+            .install();
+    }
 }

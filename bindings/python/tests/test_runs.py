@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any, Dict
 
 import pytest
@@ -189,3 +190,30 @@ def test_response_can_be_subscripted_at_run_time() -> None:
     # The string annotation (this file uses `from __future__ import
     # annotations`) resolves at run time, as pydantic or FastAPI would do it.
     assert typing.get_type_hints(annotated)["return"] is Response
+
+
+def test_a_dropped_thinking_block_is_a_logging_warning(mock: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """What a request leaves out (Anthropic's signed thinking, which OpenAI
+    cannot take) reaches Python's ``logging`` as a warning of the
+    runtime's logger, once per model."""
+    mock.script = lambda body: text("ok")
+    agent = make_agent(mock)
+    earlier = [
+        {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+        {
+            "role": "assistant",
+            "provider": "anthropic",
+            "content": [
+                {"type": "thinking", "thinking": "Look it up.", "signature": "sig", "provider": "anthropic"},
+                {"type": "text", "text": "Sunny."},
+            ],
+        },
+    ]
+    with caplog.at_level(logging.WARNING):
+        agent.run_sync("And tomorrow?", turns=[{"messages": earlier}])
+        agent.run_sync("And the day after?", turns=[{"messages": earlier}])
+    drops = [r for r in caplog.records if "thinking dropped" in r.getMessage()]
+    assert len(drops) == 1, [r.getMessage() for r in caplog.records]
+    assert drops[0].levelno == logging.WARNING
+    assert drops[0].name.startswith("parlance_providers")
+    assert ".content[0]: thinking dropped (from anthropic" in drops[0].getMessage()
