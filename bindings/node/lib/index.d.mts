@@ -487,6 +487,24 @@ export declare function cost(
   options?: { prices?: string },
 ): number | undefined;
 
+/** A log record of the runtime: its level, the Rust module it comes from, the message. */
+export interface LogRecord {
+  level: "error" | "warn" | "info" | "debug" | "trace";
+  target: string;
+  message: string;
+}
+
+/**
+ * Sends the runtime's log records at `level` (default `"info"`) or more
+ * severe to `logger`; `null` restores the default: warnings and errors as
+ * process warnings of type `ParlanceWarning` (what a request left out,
+ * such as reasoning another provider cannot read, is one).
+ */
+export declare function setLogger(
+  logger: ((record: LogRecord) => void) | null,
+  options?: { level?: LogRecord["level"] | "off" },
+): void;
+
 /** A run's response, over its canonical JSON. */
 export declare class Response {
   /** Reads a response from canonical JSON (text or value); throws FormatError naming the path. */

@@ -13,12 +13,9 @@ const native = require("./native.cjs");
 let logger = null;
 
 native.setLogSink(
-  /**
-   * @param {string} level
-   * @param {string} target
-   * @param {string} message
-   */
-  (level, target, message) => {
+  /** @param {[level: string, target: string, message: string]} record */
+  (record) => {
+    const [level, target, message] = record;
     if (logger) {
       logger({ level: /** @type {LogLevel} */ (level), target, message });
     } else {
