@@ -57,9 +57,7 @@ fn level_filter(level: &str) -> napi::Result<log::LevelFilter> {
         other => {
             return Err(napi::Error::new(
                 napi::Status::InvalidArg,
-                format!(
-                    "level: expected off, error, warn, info, debug or trace, not {other:?}"
-                ),
+                format!("level: expected off, error, warn, info, debug or trace, not {other:?}"),
             ));
         }
     })
