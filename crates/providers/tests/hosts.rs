@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::{body_bytes, chunk_lines, fixture, fixture_files, json_file, read, yaml_file};
+use common::{
+    body_bytes, chunk_lines, fixture, fixture_files, json_file, read, thinking, yaml_file,
+};
 use parlance_format::{Block, Message, Role};
 use parlance_model::{ModelError, StreamEvent};
 use parlance_providers::transport::aws_eventstream;
@@ -429,16 +431,6 @@ fn every_recording_of_the_newer_hosts_reads_with_the_hosts_dialect() {
 
 fn cassette(dir: &str, name: &str) -> Value {
     yaml_file(&fixture(dir, name))
-}
-
-fn thinking(m: &Message) -> Vec<&parlance_format::Thinking> {
-    m.content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Thinking(t) => Some(t),
-            _ => None,
-        })
-        .collect()
 }
 
 fn text(m: &Message) -> String {

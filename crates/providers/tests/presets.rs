@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use common::http::env;
-use common::{fixture, json_file, read, yaml_file};
+use common::{fixture, json_file, read, thinking, yaml_file};
 use parlance_format::{Block, Message, Role, ToolResult, ToolStatus};
 use parlance_model::{Effort, Model, ModelOptions, ModelRequest, Reasoning, StreamEvent};
 use parlance_providers::{
@@ -40,16 +40,6 @@ fn at(provider: Provider, model: &str, server: &ReplayServer) -> HttpModel {
         })
         .build()
         .unwrap()
-}
-
-fn thinking(m: &Message) -> Vec<&parlance_format::Thinking> {
-    m.content
-        .iter()
-        .filter_map(|b| match b {
-            Block::Thinking(t) => Some(t),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -11,7 +11,7 @@ use parlance_model::{
 };
 use serde_json::{Map, Value};
 
-use super::decode_response::{reasoning_text, thinking_block, tool_call};
+use super::decode_response::{message_reasoning, tool_call};
 use super::dialect::{self, Dialect, Replay};
 use super::{NAME, PROVIDER};
 use crate::openai_common::{ChatTools, chat_tools};
@@ -314,30 +314,12 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<DecodedRequest, ModelError>
                     &mut warnings,
                 );
                 let mut blocks = Vec::new();
-                let details = m
-                    .get("reasoning_details")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                let mut reasoning = reasoning_text(m).map(str::to_string);
-                let mut content = content.clone();
-                if dialect.replay == Replay::ThinkTags
-                    && reasoning.is_none()
-                    && let Value::String(text) = &content
-                {
-                    let (thinking, answer) = crate::think_tags::split(text);
-                    if let Some(t) = thinking.filter(|t| !t.is_empty()) {
-                        reasoning = Some(t);
-                        content = Value::String(answer);
-                    }
-                }
-                if reasoning.is_some() || !details.is_empty() {
-                    blocks.push(thinking_block(
-                        dialect,
-                        reasoning.as_deref().unwrap_or(""),
-                        details,
-                    ));
-                }
+                // `<think>` text is read as thinking where the host takes
+                // reasoning back so (it goes back the same way).
+                let (thinking, content) =
+                    message_reasoning(dialect, m, dialect.replay == Replay::ThinkTags);
+                blocks.extend(thinking);
+                let content = content.unwrap_or(Value::Null);
                 blocks.extend(assistant_content(&content, &cw, &mut warnings)?);
                 if let Some(r) = m.get("refusal").and_then(Value::as_str) {
                     blocks.push(Block::text(r));

@@ -122,6 +122,39 @@ pub(crate) fn thinking_block(dialect: &Dialect, text: &str, details: &[Value]) -
     Block::Thinking(t)
 }
 
+/// The reasoning of an assistant message `m` (an answer, or one a
+/// request sends back) as a thinking block of `dialect`'s host — from the
+/// host's own field, OpenRouter's `reasoning_details`, or, with `tags` and
+/// neither, `<think>…</think>` at the start of a string `content` — and
+/// the content that is left (the text after the tags).
+pub(crate) fn message_reasoning(
+    dialect: &Dialect,
+    m: &Value,
+    tags: bool,
+) -> (Option<Block>, Option<Value>) {
+    let details = m
+        .get("reasoning_details")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut text = reasoning_text(m).map(str::to_string);
+    let mut content = m.get("content").cloned();
+    if let Some(Value::String(s)) = &content
+        && tags
+        && text.is_none()
+        && details.is_empty()
+    {
+        let (thinking, answer) = crate::think_tags::split(s);
+        if let Some(t) = thinking {
+            text = Some(t).filter(|t| !t.is_empty());
+            content = Some(Value::String(answer));
+        }
+    }
+    let block = (text.is_some() || !details.is_empty())
+        .then(|| thinking_block(dialect, text.as_deref().unwrap_or(""), details));
+    (block, content)
+}
+
 /// A response body → the assistant message (OpenAI's own API).
 pub fn decode_response(body: &Value) -> Result<Message, ModelError> {
     decode_response_in(&dialect::OPENAI, body)
@@ -149,33 +182,11 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
         None => return Err(malformed("choices[0].message: missing")),
     };
     let mut content = Vec::new();
-    let details = m
-        .get("reasoning_details")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let mut text = reasoning_text(m).map(str::to_string);
-    // Reasoning written into the text (`<think>…</think>`), when the host
-    // returned none in its own field.
-    let answer = match m.get("content") {
-        Some(Value::String(s)) if text.is_none() && details.is_empty() => {
-            let (thinking, answer) = crate::think_tags::split(s);
-            text = thinking.filter(|t| !t.is_empty());
-            Some(answer)
-        }
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    if text.is_some() || !details.is_empty() {
-        content.push(thinking_block(
-            dialect,
-            text.as_deref().unwrap_or(""),
-            details,
-        ));
-    }
+    let (thinking, text) = message_reasoning(dialect, m, true);
+    content.extend(thinking);
     match m.get("content") {
         Some(Value::String(_)) => {
-            if let Some(a) = answer.filter(|a| !a.is_empty()) {
+            if let Some(Value::String(a)) = text.filter(|a| a != "") {
                 content.push(Block::text(a));
             }
         }

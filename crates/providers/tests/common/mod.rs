@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use parlance_format::Message;
+use parlance_format::{Block, Message};
 use parlance_model::{ModelError, ModelRequest, StreamEvent};
 use parlance_providers::transport::StreamDecoder;
 use parlance_providers::{
@@ -78,6 +78,17 @@ pub fn body_bytes(v: &Value) -> Vec<u8> {
         Value::Null => Vec::new(),
         other => other.to_string().into_bytes(),
     }
+}
+
+/// The thinking blocks of a message.
+pub fn thinking(m: &Message) -> Vec<&parlance_format::Thinking> {
+    m.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Thinking(t) => Some(t),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One provider API's pure functions.
