@@ -39,6 +39,7 @@ pub mod error;
 pub mod events;
 pub mod input;
 pub mod models;
+pub mod prices;
 pub mod run;
 pub mod settings;
 pub mod store;

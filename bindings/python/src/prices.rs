@@ -1,11 +1,11 @@
 //! `parlance.cost`: the cost of a usage under the price table (the
 //! built-in genai-prices one, or a file's ahead of it).
 
-use parlance::{PriceTable, Usage};
+use parlance::Usage;
 use pyo3::prelude::*;
 
 use crate::convert::from_py;
-use crate::errors::{config_error, format_error};
+use crate::errors::{bind_error, format_error};
 use crate::response::PyUsage;
 
 /// What ``usage`` on ``model`` (``"provider:model"``) cost, in US dollars;
@@ -19,12 +19,6 @@ pub fn cost(
     usage: &Bound<'_, PyAny>,
     prices: Option<std::path::PathBuf>,
 ) -> PyResult<Option<f64>> {
-    let Some((provider, id)) = model.split_once(':') else {
-        return Err(config_error(
-            py,
-            format!("model {model:?}: expected provider:model, e.g. anthropic:claude-sonnet-4-5"),
-        ));
-    };
     let usage: Usage = match usage.cast::<PyUsage>() {
         Ok(u) => u.get().0,
         Err(_) => {
@@ -32,14 +26,5 @@ pub fn cost(
             Usage::from_value(&v).map_err(|e| format_error(py, &e))?
         }
     };
-    let builtin = PriceTable::builtin();
-    Ok(match prices {
-        None => builtin.cost(provider, id, &usage),
-        Some(path) => {
-            let table = PriceTable::from_file(&path)
-                .map_err(|e| config_error(py, e.to_string()))?
-                .then(builtin.clone());
-            table.cost(provider, id, &usage)
-        }
-    })
+    parlance_bindings::prices::cost(model, &usage, prices.as_deref()).map_err(|e| bind_error(py, e))
 }
