@@ -15,12 +15,11 @@ pub fn cost(model: &str, usage: &Usage, prices: Option<&Path>) -> Result<Option<
             "model {model:?}: expected provider:model, e.g. anthropic:claude-sonnet-4-5"
         )));
     };
-    let builtin = PriceTable::builtin();
     Ok(match prices {
-        None => builtin.cost(provider, id, usage),
+        None => PriceTable::builtin().cost(provider, id, usage),
         Some(path) => PriceTable::from_file(path)
             .map_err(BindError::config)?
-            .then(builtin.clone())
+            .then(PriceTable::builtin().clone())
             .cost(provider, id, usage),
     })
 }

@@ -101,6 +101,17 @@ pub struct AgentSettings {
     pub previous_approval_keys: Vec<Arc<[u8]>>,
     /// With a list of models: the kinds of error that move on to the next.
     pub fallback_on: Option<FallbackOn>,
+    /// The price table of its messages' costs: a file's, then the
+    /// built-in one (see [`price_table`]).
+    pub prices: Option<Arc<parlance::PriceTable>>,
+}
+
+/// A JSON price table file (genai-prices' format), consulted before the
+/// built-in table; its errors name the file and the path in it.
+pub fn price_table(what: &str, path: &std::path::Path) -> Result<parlance::PriceTable, BindError> {
+    Ok(parlance::PriceTable::from_file(path)
+        .map_err(|e| BindError::config(format!("{what}: {e}")))?
+        .then(parlance::PriceTable::builtin().clone()))
 }
 
 impl std::fmt::Debug for AgentSettings {
@@ -117,7 +128,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -131,6 +142,7 @@ pub const NAMES: [&str; 13] = [
     "approval_key",
     "previous_approval_keys",
     "fallback_on",
+    "prices",
 ];
 
 fn string(what: &str, v: &Value) -> Result<String, BindError> {
@@ -239,6 +251,10 @@ impl AgentSettings {
                     s.output_schema = Some((name, schema.clone()));
                 }
                 "approval_key" => s.approval_key = Some(secret(what, v)?),
+                "prices" => {
+                    let path = string(what, v)?;
+                    s.prices = Some(Arc::new(price_table(what, std::path::Path::new(&path))?));
+                }
                 "previous_approval_keys" => {
                     let Value::Array(keys) = v else {
                         return Err(BindError::config(format!(
@@ -316,6 +332,9 @@ impl AgentSettings {
         }
         for k in self.previous_approval_keys {
             b = b.previous_approval_key(k);
+        }
+        if let Some(p) = self.prices {
+            b = b.prices(p);
         }
         b
     }

@@ -413,6 +413,11 @@ export interface AgentOptions {
    * `invalid_request`, `authentication`, `permission` never do).
    */
   fallbackOn?: readonly FallbackKind[];
+  /**
+   * A JSON price table file (genai-prices' format) for the messages'
+   * `cost`, consulted before the built-in table.
+   */
+  prices?: string;
 }
 
 /** An error kind a fallback may move on by. */

@@ -61,3 +61,26 @@ test("a table of one's own comes first; a bad one names the file and the path", 
   }
   assert.throws(() => cost("claude-sonnet-4-5", USAGE), (e) => e instanceof ConfigError && /expected provider:model/.test(e.message));
 });
+
+test("an agent's own price table prices its messages, then the built-in one", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "parlance-prices-"));
+  try {
+    const prices = join(dir, "prices.json");
+    writeFileSync(prices, '{"providers": [{"id": "acme", "models": [{"id": "m1", "input": "1", "output": "2"}]}]}');
+    const acme = new FunctionModel(() => ({
+      content: [{ type: "text", text: "Hi." }],
+      usage: { input_tokens: 1_000_000, output_tokens: 500_000 },
+      provider: "acme",
+      model: "m1",
+    }));
+    assert.equal((await new Agent({ model: acme, prices }).run("Hello")).cost, 2);
+    assert.equal((await new Agent({ model: acme }).run("Hello")).cost, undefined);
+    assert.equal((await new Agent({ model: answering("claude-sonnet-4-5"), prices }).run("Hello")).cost, COST);
+    assert.throws(
+      () => new Agent({ model: acme, prices: join(dir, "nope.json") }),
+      (e) => e instanceof ConfigError && /prices: .*nope\.json/.test(e.message),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

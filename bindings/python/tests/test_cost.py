@@ -68,3 +68,25 @@ def test_a_table_of_ones_own_comes_first(tmp_path: pathlib.Path) -> None:
 def test_a_model_string_without_a_provider_is_refused() -> None:
     with pytest.raises(ConfigError, match="expected provider:model"):
         parlance.cost("claude-sonnet-4-5", USAGE)
+
+
+def test_an_agents_own_price_table(tmp_path: pathlib.Path) -> None:
+    """``Agent(prices=file)``: the agent's messages are priced by the file's
+    table, then the built-in one; a file that does not read is a
+    ``ConfigError`` naming it."""
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"providers": [{"id": "acme", "models": [{"id": "m1", "input": "1", "output": "2"}]}]}')
+
+    def acme(messages: List[Dict[str, Any]], info: RequestInfo) -> Dict[str, Any]:
+        return {
+            "content": [{"type": "text", "text": "Hi."}],
+            "usage": {"input_tokens": 1_000_000, "output_tokens": 500_000},
+            "provider": "acme",
+            "model": "m1",
+        }
+
+    assert Agent(FunctionModel(acme), prices=prices).run_sync("Hello").cost == 2.0
+    assert Agent(FunctionModel(acme)).run_sync("Hello").cost is None
+    assert Agent(answering("claude-sonnet-4-5"), prices=str(prices)).run_sync("Hello").cost == COST
+    with pytest.raises(ConfigError, match=r"prices: .*nope\.json"):
+        Agent(FunctionModel(acme), prices=tmp_path / "nope.json")

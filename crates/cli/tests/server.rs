@@ -504,3 +504,78 @@ async fn model_pull_from_a_url() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a GGUF model file"));
     assert_eq!(files.received()[0].path, "/files/tiny.gguf");
 }
+
+/// An agent's own price table (`prices` in its TOML) prices its messages
+/// before the built-in table; a request cannot name a file on the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_price_table_prices_its_runs() {
+    let provider = ReplayServer::start(vec![chat(text("Hi."))]).await;
+    let dir = temp_dir();
+    let prices = dir.join("prices.json");
+    // The mock answers as OpenAI's Chat (10 tokens in, 5 out).
+    std::fs::write(
+        &prices,
+        r#"{"providers": [{"id": "openai", "models": [{"id": "gpt-test", "input": "1", "output": "2"}]}]}"#,
+    )
+    .unwrap();
+    let agent = format!("prices = \"{}\"", prices.display());
+    let cfg = config_with(
+        &dir,
+        &provider.url,
+        "http://127.0.0.1:9",
+        "",
+        &Extra {
+            agent: &agent,
+            ..Extra::default()
+        },
+    );
+    let server = start(&cfg);
+    let (status, r) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Hello"}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let want = 10.0 * 1.0 / 1e6 + 5.0 * 2.0 / 1e6;
+    assert!((r["cost"].as_f64().unwrap() - want).abs() < 1e-12, "{r}");
+    assert_eq!(r["messages"][1]["cost"], r["cost"]);
+
+    let (status, e) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": {"model": "mock:gpt-test", "prices": prices.display().to_string()}, "input": "Hello"}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e.to_string()
+            .contains("prices: set in the server's configuration"),
+        "{e}"
+    );
+
+    // A table that does not read is named before anything runs.
+    std::fs::write(
+        &prices,
+        r#"{"providers": [{"id": "openai", "models": [{"id": "m", "in": "1"}]}]}"#,
+    )
+    .unwrap();
+    let (code, _, err) = common::run::parlance(
+        &[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--agent",
+            "support",
+            "Hello",
+        ],
+        "",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("prices: ") && err.contains("prices.json") && err.contains("in"),
+        "{err}"
+    );
+}

@@ -322,6 +322,11 @@ pub struct AgentConfig {
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// The most a tool's result may hold, in bytes of JSON (default 1 MiB).
     pub max_tool_output_bytes: Option<usize>,
+    /// A JSON price table file (genai-prices' format, relative to the
+    /// working directory) for the messages' `cost`, consulted before the
+    /// built-in table. Configuration only: an agent given in a request
+    /// cannot name a file on the server.
+    pub prices: Option<String>,
 }
 
 /// An agent's `model`: one `provider:model`, or a list tried in order.

@@ -56,6 +56,10 @@ pub enum BuildError {
     /// The embedded model could not be loaded (or is not built in).
     #[error("{0}")]
     Local(String),
+    /// `prices`: the file cannot be read as a price table, or a request
+    /// named one.
+    #[error("prices: {0}")]
+    Prices(String),
     /// An agent names a tool `[tools]` does not have.
     #[error("tools: no tool named {name:?} in the configuration")]
     UnknownTool {
@@ -346,6 +350,12 @@ pub fn agent(
 /// the loaded model). The answer is the same whether or not the file
 /// exists, and no file is opened.
 pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, BuildError> {
+    if a.prices.is_some() {
+        // A request must not make the server read a file it names.
+        return Err(BuildError::Prices(
+            "set in the server's configuration, not in requests".into(),
+        ));
+    }
     let model = agent_model(a, |spec| {
         if is_local(spec) {
             state
@@ -415,6 +425,12 @@ pub fn agent_with(
     }
     if let Some(i) = &a.instructions {
         b = b.instructions(i.clone());
+    }
+    if let Some(path) = &a.prices {
+        let table = parlance_prices::PriceTable::from_file(path)
+            .map_err(|e| BuildError::Prices(e.to_string()))?
+            .then(parlance_prices::PriceTable::builtin().clone());
+        b = b.prices(table);
     }
     for t in &a.tools {
         b = b.tool(tool(config, t, http)?);

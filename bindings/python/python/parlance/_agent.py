@@ -4,6 +4,7 @@ the tools and loops, with the GIL released while it works."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import (
     TYPE_CHECKING,
@@ -66,7 +67,8 @@ class Agent(Generic[T]):
     "context_too_long"]``). ``tools`` are ``@tool`` functions (plain functions are
     made tools). ``output_type`` (a pydantic model, dataclass, TypedDict...)
     makes the final answer JSON satisfying its schema, and ``output`` an
-    instance of it.
+    instance of it. ``prices``: a JSON price table file (genai-prices'
+    format) for the messages' ``cost``, consulted before the built-in one.
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -104,6 +106,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
+        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None: ...
 
     @overload
@@ -126,6 +129,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
+        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None: ...
 
     def __init__(
@@ -147,6 +151,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
+        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -173,6 +178,7 @@ class Agent(Generic[T]):
             "approval_key": approval_key,
             "previous_approval_keys": list(previous_approval_keys),
             "fallback_on": list(fallback_on) if fallback_on is not None else None,
+            "prices": os.fspath(prices) if prices is not None else None,
         }
         self._core = _core.Agent(model, [t._core for t in self.tools], settings, validate)
 

@@ -100,7 +100,7 @@ impl CredentialProcess {
         }
     }
 
-    /// The keys: the last ones while they are good for [`REFRESH_MARGIN`]
+    /// The keys: the last ones while they are good for five minutes
     /// more, else the command's new ones.
     pub async fn credentials(&self, now: SystemTime) -> Result<AwsCredentials, ModelError> {
         let mut cached = self.cached.lock().await;
