@@ -106,7 +106,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
-        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
+        prices: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> None: ...
 
     @overload
@@ -129,7 +129,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
-        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
+        prices: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> None: ...
 
     def __init__(
@@ -151,7 +151,7 @@ class Agent(Generic[T]):
         approval_key: Optional[str] = None,
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
-        prices: Optional[Union[str, "os.PathLike[str]"]] = None,
+        prices: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
