@@ -99,6 +99,8 @@ impl Splitter {
                     // Keep what may be the start of `</think>`, and blank
                     // space that may be the last before it.
                     let mut keep = self.held.len().saturating_sub(CLOSE.len() - 1);
+                    // Back to a char boundary (forward would do as well:
+                    // the tag is ASCII, so no byte of it is skipped).
                     while !self.held.is_char_boundary(keep) {
                         keep -= 1;
                     }
@@ -262,6 +264,27 @@ mod tests {
         );
         assert_eq!(pieces(&["<thi"]), (String::new(), "<thi".into()));
         assert_eq!(pieces(&["  "]), (String::new(), "  ".into()));
+    }
+
+    /// Nothing is held longer than it takes to tell (found by mutation
+    /// testing: the split alone cannot see latency).
+    #[test]
+    fn deltas_are_given_out_as_soon_as_they_can_be_told() {
+        let mut s = Splitter::new();
+        assert_eq!(s.push("Hi"), [Piece::Text("Hi".into())]);
+        let mut s = Splitter::new();
+        assert!(s.push("<think>").is_empty());
+        assert!(s.has_thinking(), "the whole tag opens thinking at once");
+        // Held back: what may begin `</think>` (its first 7 bytes), no more.
+        assert_eq!(s.push("abcdefghij"), [Piece::Thinking("abc".into())]);
+        assert_eq!(
+            s.push("</think>\n\nok"),
+            [Piece::Thinking("defghij".into()), Piece::Text("ok".into())]
+        );
+        assert!(
+            Splitter::new().finish().is_empty(),
+            "an empty answer has no pieces"
+        );
     }
 
     #[test]
