@@ -573,6 +573,18 @@ fn process_profile(dir: &std::path::Path, exp: &str) -> Vec<(String, String)> {
     ]
 }
 
+/// A Bedrock model at `url` with the profile of [`process_profile`]
+/// (quick retries).
+fn process_model(url: &str, vars: &[(String, String)]) -> HttpModel {
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Provider::BEDROCK
+        .model(MODEL)
+        .base_url(url.to_string())
+        .http_config(quick_retries())
+        .build_with_env(env(&vars))
+        .unwrap()
+}
+
 fn rfc3339(t: SystemTime) -> String {
     aws_smithy_types::DateTime::from(t)
         .fmt(aws_smithy_types::date_time::Format::DateTime)
@@ -595,15 +607,7 @@ async fn each_attempt_is_signed_with_fresh_keys_from_credential_process() {
     let dir = profile_dir("process-soon");
     let vars = process_profile(&dir, &rfc3339(SystemTime::now() + Duration::from_secs(60)));
     let server = ReplayServer::start(vec![Reply::json(500, &failing), Reply::json(200, &ok)]).await;
-    let model = Provider::BEDROCK
-        .model(MODEL)
-        .base_url(server.url.clone())
-        .http_config(quick_retries())
-        .build_with_env(env(&vars
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect::<Vec<_>>()))
-        .unwrap();
+    let model = process_model(&server.url, &vars);
     model.generate(&request()).await.unwrap();
     let got = server.received();
     assert_eq!(got.len(), 2, "retried once");
@@ -621,14 +625,7 @@ async fn each_attempt_is_signed_with_fresh_keys_from_credential_process() {
         &rfc3339(SystemTime::now() + Duration::from_secs(3600)),
     );
     let server = ReplayServer::start(vec![Reply::json(200, &ok), Reply::json(200, &ok)]).await;
-    let model = Provider::BEDROCK
-        .model(MODEL)
-        .base_url(server.url.clone())
-        .build_with_env(env(&vars
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect::<Vec<_>>()))
-        .unwrap();
+    let model = process_model(&server.url, &vars);
     model.generate(&request()).await.unwrap();
     model.generate(&request()).await.unwrap();
     for r in server.received() {
@@ -646,14 +643,7 @@ async fn each_attempt_is_signed_with_fresh_keys_from_credential_process() {
     )
     .unwrap();
     std::fs::remove_file(dir.join("count")).unwrap();
-    let model = Provider::BEDROCK
-        .model(MODEL)
-        .base_url(server.url.clone())
-        .build_with_env(env(&vars
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect::<Vec<_>>()))
-        .unwrap();
+    let model = process_model(&server.url, &vars);
     let e = model.generate(&request()).await.unwrap_err();
     assert!(
         matches!(&e, ModelError::Authentication { message } if message.contains("credential_process of profile \"proc\"") && message.contains("aws sso login")),

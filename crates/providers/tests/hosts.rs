@@ -624,6 +624,15 @@ fn each_hosts_usage_rule() {
     let (_, m) = decode_stream(&openai_chat::GROQ, &parse_sse(sse)).unwrap();
     let u = m.usage.unwrap();
     assert_eq!((u.input_tokens, u.output_tokens), (5003, 359));
+    // Not streamed, the same place.
+    let plain = json!({"id": "g", "model": "compound-beta", "choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "ok"}}],
+        "x_groq": {"usage": {"prompt_tokens": 5003, "completion_tokens": 359, "total_tokens": 5362}}});
+    let u = (openai_chat::GROQ.decode_response)(&plain)
+        .unwrap()
+        .usage
+        .unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens), (5003, 359));
 }
 
 /// Item 6: several thinking texts in one Mistral thinking chunk come back

@@ -319,7 +319,6 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<DecodedRequest, ModelError>
                 let (thinking, content) =
                     message_reasoning(dialect, m, dialect.replay == Replay::ThinkTags);
                 blocks.extend(thinking);
-                let content = content.unwrap_or(Value::Null);
                 blocks.extend(assistant_content(&content, &cw, &mut warnings)?);
                 if let Some(r) = m.get("refusal").and_then(Value::as_str) {
                     blocks.push(Block::text(r));

@@ -126,20 +126,22 @@ pub(crate) fn thinking_block(dialect: &Dialect, text: &str, details: &[Value]) -
 /// request sends back) as a thinking block of `dialect`'s host — from the
 /// host's own field, OpenRouter's `reasoning_details`, or, with `tags` and
 /// neither, `<think>…</think>` at the start of a string `content` — and
-/// the content that is left (the text after the tags).
-pub(crate) fn message_reasoning(
+/// the content that is left: `m`'s own, or the text after the tags.
+pub(crate) fn message_reasoning<'a>(
     dialect: &Dialect,
-    m: &Value,
+    m: &'a Value,
     tags: bool,
-) -> (Option<Block>, Option<Value>) {
+) -> (Option<Block>, std::borrow::Cow<'a, Value>) {
+    use std::borrow::Cow;
+    static NONE: Value = Value::Null;
     let details = m
         .get("reasoning_details")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
     let mut text = reasoning_text(m).map(str::to_string);
-    let mut content = m.get("content").cloned();
-    if let Some(Value::String(s)) = &content
+    let mut content = Cow::Borrowed(m.get("content").unwrap_or(&NONE));
+    if let Value::String(s) = &*content
         && tags
         && text.is_none()
         && details.is_empty()
@@ -147,7 +149,7 @@ pub(crate) fn message_reasoning(
         let (thinking, answer) = crate::think_tags::split(s);
         if let Some(t) = thinking {
             text = Some(t).filter(|t| !t.is_empty());
-            content = Some(Value::String(answer));
+            content = Cow::Owned(Value::String(answer));
         }
     }
     let block = (text.is_some() || !details.is_empty())
@@ -184,13 +186,9 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
     let mut content = Vec::new();
     let (thinking, text) = message_reasoning(dialect, m, true);
     content.extend(thinking);
-    match m.get("content") {
-        Some(Value::String(_)) => {
-            if let Some(Value::String(a)) = text.filter(|a| a != "") {
-                content.push(Block::text(a));
-            }
-        }
-        Some(Value::Array(parts)) => {
+    match &*text {
+        Value::String(a) if !a.is_empty() => content.push(Block::text(a.clone())),
+        Value::Array(parts) => {
             for p in parts {
                 if let Some(t) = p.get("text").and_then(Value::as_str) {
                     content.push(Block::text(t));
@@ -216,9 +214,11 @@ fn decode(dialect: &Dialect, body: &Value) -> Result<Message, ModelError> {
     let raw = choice.get("finish_reason").and_then(Value::as_str);
     let mut msg = Message::new(Role::Assistant, content);
     msg.id = opt_str(body, "id");
+    // Groq's compound models count only in `x_groq.usage`.
     msg.usage = body
         .get("usage")
         .filter(|u| u.is_object())
+        .or_else(|| body.pointer("/x_groq/usage").filter(|u| u.is_object()))
         .map(|u| usage_in(dialect, u));
     msg.finish_reason = raw.map(|r| {
         if refusal.is_some() {
