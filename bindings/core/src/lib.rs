@@ -9,6 +9,8 @@
 //!   ([`Dialect`]), and the builder they make.
 //! - [`models`]: a provider's model with the user's settings (base URL,
 //!   key, headers, timeouts, retries, Azure's and Bedrock's own).
+//! - [`mcp`]: an MCP server's settings, in each language's spelling, as
+//!   a toolset (the server's TOML `[[mcp]]` is checked by the same code).
 //! - [`run`]: one entry for every way to run ([`Work`]: a run, a resume,
 //!   a retry, the same on a stored thread), awaited or streamed.
 //! - [`events`]: a run event as JSON, in the language's spelling.
@@ -38,6 +40,7 @@
 pub mod error;
 pub mod events;
 pub mod input;
+pub mod mcp;
 pub mod models;
 pub mod prices;
 pub mod run;

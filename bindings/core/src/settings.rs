@@ -65,7 +65,7 @@ impl Dialect {
     }
 
     /// A description of an object for errors (`dict` or `object`).
-    fn object(self) -> &'static str {
+    pub(crate) fn object(self) -> &'static str {
         match self {
             Dialect::Python => "a dict",
             Dialect::Node => "an object",

@@ -11,6 +11,7 @@ const { Response } = require("./response.cjs");
 const { toNative } = require("./model.cjs");
 const { Provider } = require("./providers.cjs");
 const { Store } = require("./store.cjs");
+const { McpServer } = require("./mcp.cjs");
 const { isTool } = require("./tool.cjs");
 const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
@@ -212,12 +213,13 @@ class Agent {
       previousApprovalKeys,
       fallbackOn,
       prices,
+      toolsets = [],
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -229,6 +231,14 @@ class Agent {
         `onToolException: expected one of "returnToModel", "returnGeneric", "fail" (or their snake_case spellings), got ${JSON.stringify(onToolException)}`,
       );
     }
+    if (!Array.isArray(toolsets)) {
+      throw new ConfigError(`toolsets: expected a list of McpServer, got ${describe(toolsets)}`);
+    }
+    const nativeToolsets = new native.NativeToolsetList();
+    toolsets.forEach((t, i) => {
+      if (!(t instanceof McpServer)) throw new ConfigError(`toolsets[${i}]: expected an McpServer, got ${describe(t)}`);
+      nativeToolsets.push(t._native());
+    });
     /** @type {unknown} */
     let nativeModel;
     if (provider !== undefined) {
@@ -293,6 +303,7 @@ class Agent {
           dispatch.dispatcher(this.#tools),
           dispatch.abort,
           dispatch.approver(this.#tools),
+          nativeToolsets,
         ),
     );
   }

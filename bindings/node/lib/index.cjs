@@ -7,6 +7,7 @@ const { tool } = require("./tool.cjs");
 const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
+const { McpServer } = require("./mcp.cjs");
 const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama } = require("./providers.cjs");
 const { Response, cost } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
@@ -31,6 +32,7 @@ module.exports = {
   Mistral,
   Ollama,
   Store,
+  McpServer,
   Response,
   cost,
   approve,

@@ -331,6 +331,62 @@ export interface ArtifactRecord {
   artifact: JsonValue;
 }
 
+/** How an MCP server's tools are offered (stdio and HTTP alike). */
+export interface McpToolOptions {
+  /** Put before each tool's name with `_` (`fs` makes `fs_read_file`). */
+  prefix?: string;
+  /** Offer only these tools (their names on the server). */
+  tools?: readonly string[];
+  /** `true`: every call waits for a human's decision; or these tools' calls. */
+  needsApproval?: boolean | readonly string[];
+  /** Milliseconds a call may take (default: the agent's `toolTimeout`). */
+  timeout?: number;
+  /** Milliseconds the server has to start and list its tools (default 30 000). */
+  startupTimeout?: number;
+}
+
+/** A server run as a child process. */
+export interface McpStdioOptions extends McpToolOptions {
+  args?: readonly string[];
+  /** Variables set for it (besides HOME, LANG, LC_ALL, LOGNAME, PATH, SHELL, TERM, TMPDIR, USER). */
+  env?: Readonly<Record<string, string>>;
+  /** Pass this process's whole environment on (API keys included). */
+  inheritEnv?: boolean;
+  cwd?: string;
+}
+
+/** A server reached over streamable HTTP. */
+export interface McpHttpOptions extends McpToolOptions {
+  headers?: Readonly<Record<string, string>>;
+  /** Sent as `Authorization: Bearer ...`. */
+  bearer?: string;
+  /** The environment variable holding the bearer token (read when the server is made). */
+  bearerEnv?: string;
+}
+
+/** Every setting of an MCP server: `command` (stdio) or `url` (HTTP). */
+export interface McpServerSettings extends McpStdioOptions, McpHttpOptions {
+  name: string;
+  command?: string;
+  url?: string;
+}
+
+/**
+ * An MCP server's tools, as the server TOML's `[[mcp]]` has them: started
+ * when a run first needs them, shared by every agent given the object.
+ */
+export declare class McpServer {
+  constructor(settings: McpServerSettings);
+  /** A server run as a child process, spoken to over stdin/stdout. */
+  static stdio(name: string, command: string, options?: McpStdioOptions): McpServer;
+  /** A server reached over streamable HTTP at `url`. */
+  static http(name: string, url: string, options?: McpHttpOptions): McpServer;
+  readonly name: string;
+  /** Stops it now; the next run that needs it starts it again. */
+  shutdown(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 export interface StoreOptions {
   /** Milliseconds a run holds its thread without renewing (default 30 000). */
   lease?: number;
@@ -418,6 +474,11 @@ export interface AgentOptions {
    * `cost`, consulted before the built-in table.
    */
   prices?: string;
+  /**
+   * MCP servers whose tools the agent offers too, listed before each model
+   * call (tools a server adds or removes are seen).
+   */
+  toolsets?: readonly McpServer[];
 }
 
 /** An error kind a fallback may move on by. */

@@ -18,6 +18,7 @@ export const {
   Mistral,
   Ollama,
   Store,
+  McpServer,
   Response,
   cost,
   approve,

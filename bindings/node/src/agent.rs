@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::errors::{bind, config_error, parse};
 use crate::host::{CallArgs, Host, RunTag, call_tool};
+use crate::mcp::NativeToolsetList;
 use crate::models::NativeModel;
 use crate::store::NativeStore;
 use crate::stream::NativeStream;
@@ -153,6 +154,7 @@ impl NativeAgent {
         call: Function<'_, CallArgs, ()>,
         abort: Function<'_, i64, ()>,
         approve: Function<'_, (u32, String), bool>,
+        toolsets: Option<&NativeToolsetList>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
@@ -166,6 +168,9 @@ impl NativeAgent {
         let mut b = s.builder(model);
         for (i, def) in tools.into_iter().enumerate() {
             b = b.tool(tool(&host, i as u32, def)?);
+        }
+        for server in toolsets.map(|t| t.servers.as_slice()).unwrap_or_default() {
+            b = b.toolset(server.clone());
         }
         let agent = b.build().map_err(|e| config_error(e.to_string()))?;
         Ok(NativeAgent { agent })

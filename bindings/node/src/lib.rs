@@ -14,6 +14,7 @@ pub mod errors;
 pub mod format;
 pub mod host;
 pub mod logs;
+pub mod mcp;
 pub mod model_host;
 pub mod models;
 pub mod prices;

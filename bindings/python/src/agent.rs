@@ -18,6 +18,7 @@ use crate::convert::{from_py, to_py};
 use crate::errors::{bind_error, bind_error_attached, config_error};
 use crate::events::PyRunStream;
 use crate::input;
+use crate::mcp::PyMcpServer;
 use crate::models::PyModel;
 use crate::outcome::finish;
 use crate::response::PyResponse;
@@ -220,13 +221,14 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new()))]
     fn new(
         py: Python<'_>,
         model: &Bound<'_, PyAny>,
         tools: Vec<PyRef<'_, PyTool>>,
         settings: &Bound<'_, PyAny>,
         output_type: Option<Py<PyAny>>,
+        toolsets: Vec<PyRef<'_, PyMcpServer>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -240,6 +242,9 @@ impl PyAgent {
         let mut b = settings.builder(model);
         for t in &tools {
             b = b.tool(t.tool.clone());
+        }
+        for s in &toolsets {
+            b = b.toolset(s.server.clone());
         }
         let agent = b.build().map_err(|e| config_error(py, e.to_string()))?;
         Ok(PyAgent {

@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod format;
 mod input;
+mod mcp;
 mod model_host;
 mod models;
 mod outcome;
@@ -70,6 +71,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::PyRunStream>()?;
     m.add_class::<models::PyModel>()?;
     m.add_class::<store::PyStore>()?;
+    m.add_class::<mcp::PyMcpServer>()?;
     model_host::register(m)?;
     let fmt = PyModule::new(py, "format")?;
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;

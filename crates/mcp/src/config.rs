@@ -46,7 +46,7 @@ pub struct McpConfig {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// stdio: pass this process's whole environment on (default: only
-    /// `HOME`, `LANG`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `TMPDIR`, `USER`
+    /// `HOME`, `LANG`, `LC_ALL`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `TMPDIR`, `USER`
     /// and `env`, so that API keys do not reach every server).
     #[serde(default)]
     pub inherit_env: bool,

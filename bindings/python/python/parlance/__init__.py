@@ -44,6 +44,7 @@ from ._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
 from ._tools import Tool, tool
@@ -65,6 +66,7 @@ __all__ = [
     "FormatError",
     "Gemini",
     "JsonValue",
+    "McpServer",
     "Message",
     "MessageCompleted",
     "Mistral",

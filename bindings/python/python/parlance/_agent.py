@@ -27,6 +27,7 @@ from . import _core
 from ._core import Model, Response
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
+from ._mcp import McpServer
 from ._providers import Provider
 from ._schema import output_schema
 from ._store import Store
@@ -69,6 +70,8 @@ class Agent(Generic[T]):
     makes the final answer JSON satisfying its schema, and ``output`` an
     instance of it. ``prices``: a JSON price table file (genai-prices'
     format) for the messages' ``cost``, consulted before the built-in one.
+    ``toolsets``: ``McpServer``s whose tools the agent offers too (listed
+    before each model call, so tools a server adds or removes are seen).
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -107,6 +110,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        toolsets: Iterable[McpServer] = (),
     ) -> None: ...
 
     @overload
@@ -130,6 +134,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        toolsets: Iterable[McpServer] = (),
     ) -> None: ...
 
     def __init__(
@@ -152,6 +157,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        toolsets: Iterable[McpServer] = (),
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -180,7 +186,13 @@ class Agent(Generic[T]):
             "fallback_on": list(fallback_on) if fallback_on is not None else None,
             "prices": os.fspath(prices) if prices is not None else None,
         }
-        self._core = _core.Agent(model, [t._core for t in self.tools], settings, validate)
+        self.toolsets: List[McpServer] = list(toolsets)
+        for i, t in enumerate(self.toolsets):
+            if not isinstance(t, McpServer):
+                raise ConfigError(f"toolsets[{i}]: expected an McpServer, got {type(t).__name__}")
+        self._core = _core.Agent(
+            model, [t._core for t in self.tools], settings, validate, [t._core for t in self.toolsets]
+        )
 
     def _run_work(
         self, input: Input, turns: Turns, run_id: Optional[str], thread_id: Optional[str], store: Optional[Store]
