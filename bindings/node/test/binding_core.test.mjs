@@ -58,6 +58,26 @@ test("a paused thread run resumes as a stream; a refused decision rejects the st
   assert.deepEqual((await store.runs(thread)).map((r) => r.status), ["completed"]);
 });
 
+test("a paused response resumes as a stream without a store: the decided calls are reported", async (t) => {
+  const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 3 }]), () => text("Done.")));
+  t.after(mock.close);
+  const agent = agentFor(mock, { tools: [refund] });
+  const paused = await agent.run("Refund");
+  assert.equal(paused.status, "requires_approval");
+  const events = [];
+  for await (const e of agent.resumeStream(paused, [approve(paused.pending[0])])) events.push(e);
+  const finished = events.filter((e) => e.type === "tool_call_finished");
+  assert.deepEqual(
+    finished.map((e) => [e.callId ?? e.call_id, e.status]),
+    [["c1", "ok"]],
+  );
+  assert.ok(events.some((e) => e.type === "text_delta"));
+  assert.equal(events.at(-1).type, "run_completed");
+  assert.equal(events.at(-1).response.text, "Done.");
+  // The model read the approved call's result.
+  assert.equal(mock.requests.length, 2);
+});
+
 test("the store lists, pages and reads threads, runs and waiting runs", async (t) => {
   const mock = await startMock(afterTools(calls(["c1", "refund", { amount: 3 }]), () => text("Done.")));
   t.after(mock.close);

@@ -3,11 +3,13 @@
 // the store, a paused run resumed by a fresh agent and store (as another
 // process would), a failed run retried, one run at a time per thread.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { Store, StoreError, ConfigError, tool, approve } from "parlance-ai";
+import { Agent, Store, StoreError, ConfigError, tool, approve } from "parlance-ai";
+import { FunctionModel, ScriptedModel } from "parlance-ai/testing";
 import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
 import { agentFor, results, textOf, sleep } from "./helpers/agents.mjs";
 
@@ -125,3 +127,93 @@ test("bad store use is a clear error", async (t) => {
   await assert.rejects(agentFor(mock).run("hi", { store }), ConfigError);
   await assert.rejects(agentFor(mock).run("hi", { store: {}, threadId: "x" }), ConfigError);
 });
+
+// A run that is killed in the middle of a tool call, in its own process.
+const CRASHING_RUN = `
+import { writeFileSync } from "node:fs";
+import { Agent, Store, tool } from "parlance-ai";
+import { FunctionModel } from "parlance-ai/testing";
+const [url, marker, thread] = process.argv.slice(1);
+const stall = tool({
+  name: "stall",
+  description: "Never ends.",
+  parameters: { type: "object", properties: {} },
+  execute: () => { writeFileSync(marker, "started"); return new Promise(() => {}); },
+});
+const model = new FunctionModel(() => ({ content: [{ type: "tool_call", tool_call: { id: "c1", name: "stall", arguments: {} } }] }));
+const store = await Store.open(url, { lease: 1000 });
+await new Agent({ model, tools: [stall], toolTimeout: 3600000 }).run("go", { store, threadId: thread });
+`;
+
+for (const backend of ["sqlite", "postgres"]) {
+  test(`artifacts are stored on the thread but never sent (${backend})`, async (t) => {
+    const url = storeUrl(t, backend);
+    if (!url) return;
+    const sent = [];
+    const model = new FunctionModel((messages) => {
+      sent.push(JSON.stringify(messages));
+      if (sent.length === 1) return { content: [{ type: "tool_call", tool_call: { id: "c1", name: "charge", arguments: {} } }] };
+      return "Sorry.";
+    });
+    const charge = tool({
+      name: "charge",
+      description: "Charges the card.",
+      parameters: { type: "object", properties: {} },
+      execute: () => {
+        throw new TypeError("card 4111-1111-1111-1111 declined");
+      },
+    });
+    const agent = () => new Agent({ model, tools: [charge], onToolException: "returnGeneric" });
+    const store = await Store.open(url);
+    const thread = await store.createThread();
+    assert.equal((await agent().run("Charge me", { store, threadId: thread })).status, "completed");
+    const artifacts = await (await Store.open(url)).artifacts(thread);
+    assert.deepEqual(
+      artifacts.map((a) => [a.tool_call_id ?? a.toolCallId, a.artifact]),
+      [["c1", { error_type: "TypeError", message: "card 4111-1111-1111-1111 declined" }]],
+    );
+    await agent().run("Hello?", { store: await Store.open(url), threadId: thread });
+    assert.equal(sent.length, 3);
+    sent.forEach((request, i) => assert.ok(!request.includes("4111"), `request ${i} carried the artifact`));
+    assert.ok(sent[2].includes("charge failed."));
+  });
+
+  test(`a run whose process was killed frees its thread after the lease (${backend})`, async (t) => {
+    const url = storeUrl(t, backend);
+    if (!url) return;
+    const store = await Store.open(url, { lease: 1000 });
+    const thread = await store.createThread();
+    const dir = mkdtempSync(join(process.cwd(), "crash-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const marker = join(dir, "started");
+    const child = spawn(process.execPath, ["--input-type=module", "-e", CRASHING_RUN, url, marker, thread], { stdio: "inherit" });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    const deadline = Date.now() + 60000;
+    while (!existsSync(marker)) {
+      assert.equal(child.exitCode, null, "the run's process ended before its tool started");
+      assert.ok(Date.now() < deadline, "the tool never started");
+      await sleep(20);
+    }
+    child.kill("SIGKILL");
+    await exited;
+    const agent = new Agent({ model: new ScriptedModel(["Back."]) });
+    let r;
+    try {
+      // Within the dead run's lease (unless this machine stalled past it).
+      r = await agent.run("Hello?", { store, threadId: thread });
+    } catch (e) {
+      assert.ok(e instanceof StoreError && e.kind === "busy", String(e));
+      await sleep(1200);
+      r = await agent.run("Hello?", { store, threadId: thread });
+    }
+    assert.equal(r.text, "Back.");
+    const runs = await store.runs(thread);
+    assert.deepEqual(
+      runs.map((x) => [x.status, x.error?.code ?? null]),
+      [
+        ["failed", "interrupted"],
+        ["completed", null],
+      ],
+    );
+  });
+}

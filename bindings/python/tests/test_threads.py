@@ -140,3 +140,104 @@ def test_store_errors_name_what_is_wrong(mock: Any, tmp_path: Any) -> None:
     assert e.value.kind == "not_found"
     with pytest.raises(StoreError):
         Store("nosuchdb://x")
+
+
+def test_artifacts_are_stored_on_the_thread_but_never_sent(url: str) -> None:
+    """A ``return_generic`` failure keeps its detail (here a card number)
+    in the result's artifact: stored with the thread, read back by
+    ``Store.artifacts``, never in a request, not even after a fresh agent
+    reloads the thread from the store."""
+    from parlance import Agent
+    from parlance.testing import FunctionModel, RequestInfo
+
+    sent: List[str] = []
+
+    def answer(messages: List[Dict[str, Any]], info: RequestInfo) -> Any:
+        sent.append(repr(messages))
+        if len(sent) == 1:
+            return {"content": [{"type": "tool_call", "tool_call": {"id": "c1", "name": "charge", "arguments": {}}}]}
+        return "Sorry."
+
+    @tool
+    def charge() -> str:
+        """Charges the card."""
+        raise ValueError("card 4111-1111-1111-1111 declined")
+
+    def agent() -> Agent[str]:
+        return Agent(FunctionModel(answer), tools=[charge], on_tool_exception="return_generic")
+
+    store = Store(url)
+    thread = store.create_thread_sync()
+    r = agent().run_sync("Charge me", store=store, thread_id=thread)
+    assert r.status == "completed"
+    artifacts = Store(url).artifacts_sync(thread)
+    assert [a["tool_call_id"] for a in artifacts] == ["c1"]
+    assert artifacts[0]["artifact"] == {"error_type": "ValueError", "message": "card 4111-1111-1111-1111 declined"}
+    agent().run_sync("Hello?", store=Store(url), thread_id=thread)
+    assert len(sent) == 3
+    for i, request in enumerate(sent):
+        assert "4111" not in request, f"request {i} carried the artifact"
+    assert "charge failed." in sent[2]
+
+
+CRASHING_RUN = """
+import pathlib, sys, time
+from parlance import Agent, Store, tool
+from parlance.testing import FunctionModel
+
+url, marker = sys.argv[1], pathlib.Path(sys.argv[2])
+
+@tool
+def stall() -> str:
+    '''Never ends.'''
+    marker.write_text("started")
+    time.sleep(3600)
+    return "never"
+
+def answer(messages, info):
+    return {"content": [{"type": "tool_call", "tool_call": {"id": "c1", "name": "stall", "arguments": {}}}]}
+
+store = Store(url, lease=1.0)
+Agent(FunctionModel(answer), tools=[stall], tool_timeout=3600).run_sync("go", store=store, thread_id=sys.argv[3])
+"""
+
+
+def test_a_run_whose_process_was_killed_frees_its_thread_after_the_lease(url: str, tmp_path: Any) -> None:
+    """kill -9 in the middle of a tool call: the thread stays busy while
+    the dead run's lease lasts, then a run from another process goes
+    ahead, and the dead run reads ``failed`` / ``interrupted``."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from parlance import Agent
+    from parlance.testing import ScriptedModel
+
+    store = Store(url, lease=1.0)
+    thread = store.create_thread_sync()
+    marker = tmp_path / "started"
+    child = subprocess.Popen([sys.executable, "-c", CRASHING_RUN, url, str(marker), thread])
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, "the run's process ended before its tool started"
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    agent = Agent(ScriptedModel([{"role": "assistant", "content": [{"type": "text", "text": "Back."}]}]))
+    try:
+        # Within the dead run's lease (unless this machine stalled past it).
+        r = agent.run_sync("Hello?", store=store, thread_id=thread)
+    except StoreError as e:
+        assert e.kind == "busy", e
+        time.sleep(1.2)
+        r = agent.run_sync("Hello?", store=store, thread_id=thread)
+    assert r.text == "Back."
+    runs = store.runs_sync(thread)
+    assert [(x["status"], (x.get("error") or {}).get("code")) for x in runs] == [
+        ("failed", "interrupted"),
+        ("completed", None),
+    ]
