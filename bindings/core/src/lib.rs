@@ -13,6 +13,8 @@
 //!   a toolset (the server's TOML `[[mcp]]` is checked by the same code).
 //! - [`run`]: one entry for every way to run ([`Work`]: a run, a resume,
 //!   a retry, the same on a stored thread), awaited or streamed.
+//! - [`checkpoint`]: the application's checkpoint function, handed each
+//!   step of a run as it completes.
 //! - [`events`]: a run event as JSON, in the language's spelling.
 //! - [`store`]: a thread store opened with its settings, and every
 //!   operation on it as one JSON query.
@@ -37,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod error;
 pub mod events;
 pub mod input;

@@ -4,12 +4,13 @@
 //! packages' `run`/`stream`/`resume`... methods only build the `Work`.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use parlance::store::{ResumeError, RunHandle, Store, ThreadRunner};
-use parlance::{Agent, Decision, Message, Response, Resume, RunEvent, RunInput};
+use parlance::{Agent, Checkpoint, Decision, Message, Response, Resume, RunEvent, RunInput};
 use serde_json::Value;
 
 use crate::{BindError, Dialect, input};
@@ -31,6 +32,9 @@ pub enum Work {
         /// What to do there.
         job: ThreadJob,
     },
+    /// A run, retry or resume whose steps also go to the application's
+    /// [`Checkpoint`] as they complete (see [`Work::checkpoint`]).
+    Checkpointed(Box<Work>, Arc<dyn Checkpoint>),
 }
 
 /// What a run on a stored thread does.
@@ -74,6 +78,24 @@ fn required<'v>(v: &'v Value, key: &str, what: &str) -> Result<&'v Value, BindEr
 }
 
 impl Work {
+    /// This work with `checkpoint` receiving each step as it completes
+    /// (an error from it fails the run with code `store`). A run on a
+    /// stored thread is refused: its store is its checkpoint.
+    pub fn checkpoint(
+        self,
+        checkpoint: Arc<dyn Checkpoint>,
+        d: Dialect,
+    ) -> Result<Work, BindError> {
+        match self {
+            Work::Thread { .. } => Err(BindError::config(format!(
+                "checkpoint: a run on a stored thread is checkpointed by its store ({} and checkpoint cannot be given together)",
+                d.name("store")
+            ))),
+            Work::Checkpointed(..) => Err(BindError::config("checkpoint: given twice")),
+            w => Ok(Work::Checkpointed(Box::new(w), checkpoint)),
+        }
+    }
+
     /// Reads a work from its JSON description, in dialect `d`'s spelling:
     /// `{"kind": "run", "input", "turns"?, "runId"?, "threadId"?}`,
     /// `{"kind": "retry", "turns", ...}`, `{"kind": "resume", "paused",
@@ -143,10 +165,15 @@ impl Work {
 /// Runs `work` to its end: the response (a failed run is a response too);
 /// an error only when nothing ran (refused decisions, a busy thread...).
 pub async fn complete(agent: &Agent, work: Work) -> Result<Response, BindError> {
+    let (work, c) = match work {
+        Work::Checkpointed(w, c) => (*w, Some(c)),
+        w => (w, None),
+    };
     match work {
-        Work::Run(input) => Ok(agent.run(input).await),
-        Work::Retry(input) => Ok(retry(agent, input).await),
-        Work::Resume(resume) => Ok(agent.resume(*resume).await?),
+        Work::Run(input) => Ok(with(agent.run(input), c, |b, c| b.checkpoint(c)).await),
+        Work::Retry(input) => Ok(with(retry(agent, input), c, |b, c| b.checkpoint(c)).await),
+        Work::Resume(resume) => Ok(with(agent.resume(*resume), c, |b, c| b.checkpoint(c)).await?),
+        Work::Checkpointed(..) => Err(BindError::config("checkpoint: given twice")),
         Work::Thread { store, job } => {
             let runner = ThreadRunner::new(store, agent.clone());
             Ok(match job {
@@ -155,6 +182,18 @@ pub async fn complete(agent: &Agent, work: Work) -> Result<Response, BindError> 
                 ThreadJob::Resume { run, decisions } => runner.resume(&run, decisions).await?,
             })
         }
+    }
+}
+
+/// `b`, with the checkpoint when there is one.
+fn with<B>(
+    b: B,
+    c: Option<Arc<dyn Checkpoint>>,
+    set: impl FnOnce(B, Arc<dyn Checkpoint>) -> B,
+) -> B {
+    match c {
+        Some(c) => set(b, c),
+        None => b,
     }
 }
 
@@ -209,11 +248,22 @@ impl Events {
     /// starts on the first pull (claiming the thread is asynchronous).
     /// Must be called inside the runtime (a run spawns its task).
     pub fn start(agent: Agent, work: Work) -> Result<Events, BindError> {
+        let (work, c) = match work {
+            Work::Checkpointed(w, c) => (*w, Some(c)),
+            w => (w, None),
+        };
         let events = match work {
             Work::Thread { .. } => return Ok(Events::lazy(agent, work)),
-            Work::Run(input) => agent.run(input).stream().boxed(),
-            Work::Retry(input) => retry(&agent, input).stream().boxed(),
-            Work::Resume(resume) => agent.resume(*resume).stream()?.boxed(),
+            Work::Run(input) => with(agent.run(input), c, |b, c| b.checkpoint(c))
+                .stream()
+                .boxed(),
+            Work::Retry(input) => with(retry(&agent, input), c, |b, c| b.checkpoint(c))
+                .stream()
+                .boxed(),
+            Work::Resume(resume) => with(agent.resume(*resume), c, |b, c| b.checkpoint(c))
+                .stream()?
+                .boxed(),
+            Work::Checkpointed(..) => return Err(BindError::config("checkpoint: given twice")),
         };
         Ok(Events {
             state: State::Running {

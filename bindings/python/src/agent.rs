@@ -269,15 +269,15 @@ impl PyAgent {
 
     /// Runs ``work``: an awaitable of its ``Response`` (a failed run
     /// raises ``RunError``; refused decisions ``DecisionError``).
-    #[pyo3(signature = (work, *, deps = None))]
+    #[pyo3(signature = (work, *, deps = None, checkpoint = None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         work: &PyWork,
         deps: Option<Py<PyAny>>,
+        checkpoint: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let work = work.take(py)?;
-        let ctx = self.ctx(py, deps, true)?;
+        let (work, ctx) = self.prepare(py, work, deps, checkpoint, true)?;
         let (agent, output_type) = (self.agent.with_deps(Arc::clone(&ctx)), self.output_type());
         awaitable(py, "agent.run()", async move {
             let response = run::complete(&agent, work).await;
@@ -290,15 +290,15 @@ impl PyAgent {
 
     /// ``run``, waited for with the GIL released (no event loop: ``def``
     /// tools only).
-    #[pyo3(signature = (work, *, deps = None))]
+    #[pyo3(signature = (work, *, deps = None, checkpoint = None))]
     fn run_blocking(
         &self,
         py: Python<'_>,
         work: &PyWork,
         deps: Option<Py<PyAny>>,
+        checkpoint: Option<Py<PyAny>>,
     ) -> PyResult<PyResponse> {
-        let work = work.take(py)?;
-        let ctx = self.ctx(py, deps, false)?;
+        let (work, ctx) = self.prepare(py, work, deps, checkpoint, false)?;
         let agent = self.agent.with_deps(Arc::clone(&ctx));
         let response = block_on(py, async move {
             run::complete(&agent, work)
@@ -310,15 +310,15 @@ impl PyAgent {
 
     /// ``work`` as an async iterator of events (refused decisions of a
     /// stateless resume raise here; a thread's, at the first event).
-    #[pyo3(signature = (work, *, deps = None))]
+    #[pyo3(signature = (work, *, deps = None, checkpoint = None))]
     fn stream(
         &self,
         py: Python<'_>,
         work: &PyWork,
         deps: Option<Py<PyAny>>,
+        checkpoint: Option<Py<PyAny>>,
     ) -> PyResult<PyRunStream> {
-        let work = work.take(py)?;
-        let ctx = self.ctx(py, deps, true)?;
+        let (work, ctx) = self.prepare(py, work, deps, checkpoint, true)?;
         let agent = self.agent.with_deps(Arc::clone(&ctx));
         let _rt = crate::runtime::runtime().enter();
         let events = Events::start(agent, work).map_err(|e| bind_error(py, e))?;
@@ -335,15 +335,49 @@ impl PyAgent {
         Python::attach(|py| self.output_type.as_ref().map(|t| t.clone_ref(py)))
     }
 
+    /// The work and its run's context, with the checkpoint function
+    /// (when given) receiving each step.
+    fn prepare(
+        &self,
+        py: Python<'_>,
+        work: &PyWork,
+        deps: Option<Py<PyAny>>,
+        checkpoint: Option<Py<PyAny>>,
+        with_loop: bool,
+    ) -> PyResult<(Work, Arc<RunCtx>)> {
+        let work = work.take(py)?;
+        let Some(f) = checkpoint else {
+            return Ok((work, self.ctx(py, deps, with_loop, false)?));
+        };
+        if !f.bind(py).is_callable() {
+            return Err(config_error(
+                py,
+                format!(
+                    "checkpoint: expected a function of each step, got {}",
+                    crate::convert::type_name(f.bind(py))
+                ),
+            ));
+        }
+        let is_async = crate::checkpoint::is_async(py, f.bind(py))?;
+        let ctx = self.ctx(py, deps, with_loop, is_async)?;
+        let c = crate::checkpoint::checkpoint(f, is_async, Arc::clone(&ctx));
+        let work = work
+            .checkpoint(c, Dialect::Python)
+            .map_err(|e| bind_error(py, e))?;
+        Ok((work, ctx))
+    }
+
     /// The run's context for its tools: with `with_loop`, the running
-    /// loop and the caller's context variables (async tools run there).
+    /// loop and the caller's context variables (async tools, and an
+    /// async checkpoint when `async_checkpoint`, run there).
     pub fn ctx(
         &self,
         py: Python<'_>,
         deps: Option<Py<PyAny>>,
         with_loop: bool,
+        async_checkpoint: bool,
     ) -> PyResult<Arc<RunCtx>> {
-        let (event_loop, context) = if with_loop && self.has_async_tools {
+        let (event_loop, context) = if with_loop && (self.has_async_tools || async_checkpoint) {
             (
                 Some(running_loop(py, "agent.run()")?.unbind()),
                 Some(copy_context(py)?.unbind()),

@@ -6,6 +6,7 @@
 
 mod agent;
 mod call;
+mod checkpoint;
 mod convert;
 mod convert_formats;
 mod errors;

@@ -53,7 +53,7 @@ struct Hosted {
     is_async: bool,
 }
 
-fn iscoroutinefunction(py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub fn iscoroutinefunction(py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<bool> {
     static CHECK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     CHECK
         .import(py, "inspect", "iscoroutinefunction")?

@@ -25,11 +25,15 @@ pub fn finish(
         .error
         .clone()
         .unwrap_or_else(|| parlance::RunError::new("failed", "the run failed without saying why"));
-    let cause = if error.code == "tool_failed" {
-        first_failed_call(&response)
-            .and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id))
-    } else {
-        None
+    let cause = match error.code.as_str() {
+        "tool_failed" => first_failed_call(&response)
+            .and_then(|id| ctx.failures.lock().expect("not poisoned").remove(&id)),
+        "store" => ctx
+            .failures
+            .lock()
+            .expect("not poisoned")
+            .remove(crate::checkpoint::FAILURE_KEY),
+        _ => None,
     };
     let detail = match &error.cause {
         Some(c) => to_py(py, c)?,

@@ -255,3 +255,76 @@ def test_providers_as_objects_take_retries_azure_and_bedrock_settings() -> None:
         OpenAI(api_key="k", retry={"max_retries": -1}).model("m")
     with pytest.raises(ConfigError, match=re.escape("aws_credentials.secret_access_key: required")):
         Bedrock(region="eu-west-1", aws_credentials={"access_key_id": "A"}).model("m")
+
+
+def test_a_checkpoint_is_handed_each_step_sync_async_and_streamed() -> None:
+    """``checkpoint=``: every step of a run reaches the function as it
+    completes (an assistant message, the tool message, the decided tool
+    message replacing it on resume), from ``run_sync``, ``await run`` with
+    an ``async def`` and ``resume_stream``; what it raises fails the run
+    with code ``store`` and is the ``RunError``'s cause; with a store it
+    is refused."""
+    from parlance import Agent, Step
+    from parlance.testing import ScriptedModel
+
+    @tool(needs_approval=True)
+    def refund(amount: int) -> str:
+        """Refunds."""
+        return f"refunded {amount}"
+
+    def script() -> Any:
+        return ScriptedModel(
+            [
+                {"role": "assistant", "content": [call_block("c1", "refund", {"amount": 80})]},
+                {"role": "assistant", "content": [{"type": "text", "text": "Refunded."}]},
+            ]
+        )
+
+    steps: List[str] = []
+
+    def keep(step: Step) -> None:
+        steps.append(f"{step['kind']} {step['message']['role']}")
+
+    agent = Agent(script(), tools=[refund])
+    paused = agent.run_sync("Refund 80", checkpoint=keep)
+    assert paused.status == "requires_approval"
+    assert steps == ["append assistant", "append tool"]
+
+    async def resume() -> Any:
+        events = [e async for e in agent.resume_stream(paused, [approve(paused.pending[0])], checkpoint=keep)]
+        return events[-1].response
+
+    done = asyncio.run(resume())
+    assert done.text == "Refunded."
+    assert steps == ["append assistant", "append tool", "replace_last tool", "append assistant"]
+
+    kept: List[str] = []
+
+    async def keep_later(step: Step) -> None:
+        await asyncio.sleep(0)
+        kept.append(step["kind"])
+
+    async def run_async() -> Any:
+        return await Agent(script(), tools=[refund]).run("Refund 80", checkpoint=keep_later)
+
+    assert asyncio.run(run_async()).status == "requires_approval"
+    assert kept == ["append", "append"]
+
+    def full(step: Step) -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(RunError) as e:
+        Agent(script(), tools=[refund]).run_sync("Refund 80", checkpoint=full)
+    assert e.value.code == "store"
+    assert "checkpoint raised OSError: disk full" in str(e.value)
+    assert isinstance(e.value.__cause__, OSError)
+
+    with pytest.raises(ConfigError, match="checkpoint: a run on a stored thread is checkpointed by its store"):
+        store = Store("sqlite::memory:")
+        Agent(script()).run_sync("hi", store=store, thread_id=store.create_thread_sync(), checkpoint=keep)
+    with pytest.raises(ConfigError, match="checkpoint: expected a function of each step, got str"):
+        Agent(script()).run_sync("hi", checkpoint="keep")  # type: ignore[arg-type]
+
+
+def call_block(id: str, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    return {"type": "tool_call", "tool_call": {"id": id, "name": name, "arguments": arguments}}

@@ -194,11 +194,26 @@ pub struct Store {
 
 impl Store {
     /// Opens (and migrates) a store: `sqlite://PATH` (created when
-    /// missing), a bare file path (SQLite), or `postgres://...`.
+    /// missing), a bare file path (SQLite), `sqlite::memory:` (a database
+    /// in memory, gone with the store: for tests), or `postgres://...`.
     pub async fn open(url: &str) -> R<Store> {
         sqlx::any::install_default_drivers();
+        let in_memory = matches!(url, "sqlite::memory:" | "sqlite://:memory:" | ":memory:");
         let (url, dialect) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             (url.to_string(), Dialect::Postgres)
+        } else if in_memory {
+            // A name of its own, shared by the pool's connections (sqlx's
+            // `sqlite::memory:` is renamed for each connection of an Any
+            // pool: each would see a database of its own).
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (
+                format!(
+                    "sqlite:file:parlance-memory-{}-{n}?mode=memory&cache=shared",
+                    std::process::id()
+                ),
+                Dialect::Sqlite,
+            )
         } else {
             let path = url.strip_prefix("sqlite://").unwrap_or(url);
             if let Some(dir) = std::path::Path::new(path)
@@ -214,7 +229,15 @@ impl Store {
         let options: AnyConnectOptions = url
             .parse()
             .map_err(|e: sqlx::Error| StoreError::Database(e.to_string()))?;
-        let pool = AnyPoolOptions::new()
+        let mut pool = AnyPoolOptions::new();
+        if in_memory {
+            // The database lives while one connection to it does.
+            pool = pool
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let pool = pool
             .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
             // A SQLite file cannot drop its connection: pinging it before
             // each use is one more hand-over to its thread for nothing.

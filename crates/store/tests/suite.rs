@@ -214,3 +214,24 @@ async fn ended_sessions_are_refused_and_later_ones_are_not(store: Store) {
     );
     assert!(store.session_ended(&other, "new", 0).await.unwrap());
 }
+
+/// `sqlite::memory:` (documented by both packages for tests) is one
+/// database shared by the pool's connections, and two stores opened on it
+/// are two databases.
+#[tokio::test]
+async fn an_in_memory_store_is_one_database_per_store() {
+    for url in ["sqlite::memory:", "sqlite://:memory:"] {
+        let store = Store::open(url).await.unwrap();
+        let thread = store.create_thread(None, json!({"n": 1})).await.unwrap();
+        // More reads at once than the pool has connections: each sees it.
+        let reads = (0..8).map(|_| store.thread(&thread.id));
+        for t in futures::future::join_all(reads).await {
+            assert_eq!(t.unwrap().metadata, json!({"n": 1}));
+        }
+        let other = Store::open(url).await.unwrap();
+        assert!(
+            other.thread(&thread.id).await.is_err(),
+            "{url}: shared between stores"
+        );
+    }
+}

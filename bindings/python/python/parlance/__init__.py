@@ -21,7 +21,7 @@ TypedDicts generated from the published schema: ``parlance.types``.
 """
 
 from . import format, types
-from ._agent import Agent
+from ._agent import Agent, Checkpoint, Step
 from ._content import Content
 from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__, cost
 from ._decisions import Decision, answer, approve, edit, reject
@@ -58,6 +58,7 @@ __all__ = [
     "Azure",
     "Bedrock",
     "Block",
+    "Checkpoint",
     "ConfigError",
     "Content",
     "Decision",
@@ -81,6 +82,7 @@ __all__ = [
     "RunCompleted",
     "RunError",
     "RunStream",
+    "Step",
     "Store",
     "StoreError",
     "TextDelta",

@@ -9,6 +9,7 @@ import sys
 from typing import (
     TYPE_CHECKING,
     Any,
+    Awaitable,
     Callable,
     Dict,
     Generic,
@@ -18,12 +19,13 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    TypedDict,
     TypeVar,
     Union,
     overload,
 )
 
-from . import _core
+from . import _core, types
 from ._core import Model, Response
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
@@ -38,6 +40,21 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OnToolException = Literal["return_to_model", "return_generic", "fail"]
+
+
+class Step(TypedDict):
+    """A step of a run, handed to a ``checkpoint`` as it completes:
+    ``append`` (a message was added) or ``replace_last`` (the last one was
+    replaced: a tool message whose approvals were decided, or whose failed
+    calls ran again). The run's input is the caller's and is not a step."""
+
+    kind: Literal["append", "replace_last"]
+    message: types.Message
+
+
+Checkpoint = Callable[[Step], Union[None, Awaitable[None]]]
+"""Receives each step of a run (``def`` or ``async def``); what it raises
+fails the run (``RunError`` code ``store``, the exception as its cause)."""
 Input = Union[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]
 Turns = Optional[Sequence[Union[Response[Any], Mapping[str, Any], Sequence[Mapping[str, Any]]]]]
 Decisions = Sequence[Union[Decision, Mapping[str, Any]]]
@@ -225,20 +242,22 @@ class Agent(Generic[T]):
             raise ConfigError("turns: a retry needs the failed run's history (or store= and the thread)")
         return _core.Work.retry(list(turns), run_id=run_id, thread_id=thread_id)
 
-    async def _go(self, work: _core.Work, deps: Any) -> Response[T]:
-        r: Response[T] = await self._core.run(work, deps=deps)
+    async def _go(self, work: _core.Work, deps: Any, checkpoint: Optional[Checkpoint]) -> Response[T]:
+        r: Response[T] = await self._core.run(work, deps=deps, checkpoint=checkpoint)
         return r
 
-    def _go_sync(self, what: str, work: Callable[[], _core.Work], deps: Any) -> Response[T]:
+    def _go_sync(
+        self, what: str, work: Callable[[], _core.Work], deps: Any, checkpoint: Optional[Checkpoint]
+    ) -> Response[T]:
         _no_running_loop(what)
         if self._core.has_async_tools:
             import asyncio
 
             async def go() -> Response[T]:
-                return await self._go(work(), deps)
+                return await self._go(work(), deps, checkpoint)
 
             return asyncio.run(go())
-        r: Response[T] = self._core.run_blocking(work(), deps=deps)
+        r: Response[T] = self._core.run_blocking(work(), deps=deps, checkpoint=checkpoint)
         return r
 
     async def run(
@@ -250,6 +269,7 @@ class Agent(Generic[T]):
         thread_id: Optional[str] = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """Runs to the end (or to a pause for approval): the ``Response``.
 
@@ -262,8 +282,14 @@ class Agent(Generic[T]):
         history comes from the store, each step is committed as it
         completes, and one run at a time holds the thread (``StoreError``
         ``busy`` otherwise).
+
+        ``checkpoint`` (``def`` or ``async def``) is handed each ``Step`` of
+        the run as it completes, to keep its progress in your own storage;
+        what it raises fails the run (``RunError`` code ``store``, the
+        exception as ``__cause__``). Every method that runs takes it; with
+        ``store`` the store is the checkpoint and it is refused.
         """
-        return await self._go(self._run_work(input, turns, run_id, thread_id, store), deps)
+        return await self._go(self._run_work(input, turns, run_id, thread_id, store), deps, checkpoint)
 
     def run_sync(
         self,
@@ -274,10 +300,11 @@ class Agent(Generic[T]):
         thread_id: Optional[str] = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """``run`` without an event loop (not from inside one). ``async def``
         tools get a loop of their own for the run."""
-        return self._go_sync("run_sync", lambda: self._run_work(input, turns, run_id, thread_id, store), deps)
+        return self._go_sync("run_sync", lambda: self._run_work(input, turns, run_id, thread_id, store), deps, checkpoint)
 
     def stream(
         self,
@@ -288,13 +315,14 @@ class Agent(Generic[T]):
         thread_id: Optional[str] = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> RunStream:
         """The run as events (``async for event in agent.stream(...)``):
         text deltas, completed messages, tool calls started and finished,
         approvals required, and last ``RunCompleted`` with the response.
         Call it inside a running event loop. With ``store``, the run is on
         the stored thread ``thread_id`` (as ``run``)."""
-        return self._core.stream(self._run_work(input, turns, run_id, thread_id, store), deps=deps)
+        return self._core.stream(self._run_work(input, turns, run_id, thread_id, store), deps=deps, checkpoint=checkpoint)
 
     async def resume(
         self,
@@ -304,13 +332,14 @@ class Agent(Generic[T]):
         turns: Turns = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """Applies decisions to a paused run (a ``Response``, its dict or
         its JSON, from this process or any other, Rust included) and goes
         on. Refused decisions raise ``DecisionError`` and nothing runs;
         calls left undecided stay pending. With ``store``, the paused run
         is the one stored on its thread (the response names it)."""
-        return await self._go(self._resume_work(paused, decisions, turns, store), deps)
+        return await self._go(self._resume_work(paused, decisions, turns, store), deps, checkpoint)
 
     def resume_sync(
         self,
@@ -320,9 +349,10 @@ class Agent(Generic[T]):
         turns: Turns = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """``resume`` without an event loop."""
-        return self._go_sync("resume_sync", lambda: self._resume_work(paused, decisions, turns, store), deps)
+        return self._go_sync("resume_sync", lambda: self._resume_work(paused, decisions, turns, store), deps, checkpoint)
 
     def resume_stream(
         self,
@@ -332,9 +362,10 @@ class Agent(Generic[T]):
         turns: Turns = None,
         deps: Any = None,
         store: Optional[Store] = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> RunStream:
         """``resume`` as events."""
-        return self._core.stream(self._resume_work(paused, decisions, turns, store), deps=deps)
+        return self._core.stream(self._resume_work(paused, decisions, turns, store), deps=deps, checkpoint=checkpoint)
 
     async def retry(
         self,
@@ -344,6 +375,7 @@ class Agent(Generic[T]):
         turns: Turns = None,
         run_id: Optional[str] = None,
         deps: Any = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """Runs a failed run again from its last committed step: a tool call
         that failed it (``on_tool_exception="fail"``) runs again (the model
@@ -353,7 +385,7 @@ class Agent(Generic[T]):
         run, refused with ``StoreError`` (kind ``conflict``) when it did not
         fail. Without a store: ``turns`` is the failed run's history, the
         failed turn (its ``Response``) last."""
-        return await self._go(self._retry_work(thread_id, store, turns, run_id), deps)
+        return await self._go(self._retry_work(thread_id, store, turns, run_id), deps, checkpoint)
 
     def retry_sync(
         self,
@@ -363,9 +395,10 @@ class Agent(Generic[T]):
         turns: Turns = None,
         run_id: Optional[str] = None,
         deps: Any = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """``retry`` without an event loop."""
-        return self._go_sync("retry_sync", lambda: self._retry_work(thread_id, store, turns, run_id), deps)
+        return self._go_sync("retry_sync", lambda: self._retry_work(thread_id, store, turns, run_id), deps, checkpoint)
 
     def retry_stream(
         self,
@@ -375,9 +408,10 @@ class Agent(Generic[T]):
         turns: Turns = None,
         run_id: Optional[str] = None,
         deps: Any = None,
+        checkpoint: Optional[Checkpoint] = None,
     ) -> RunStream:
         """``retry`` as events."""
-        return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps)
+        return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps, checkpoint=checkpoint)
 
     @property
     def settings(self) -> Dict[str, Any]:
