@@ -292,7 +292,9 @@ def test_a_checkpoint_is_handed_each_step_sync_async_and_streamed() -> None:
 
     async def resume() -> Any:
         events = [e async for e in agent.resume_stream(paused, [approve(paused.pending[0])], checkpoint=keep)]
-        return events[-1].response
+        last = events[-1]
+        assert isinstance(last, RunCompleted)
+        return last.response
 
     done = asyncio.run(resume())
     assert done.text == "Refunded."

@@ -52,7 +52,7 @@ class Step(TypedDict):
     message: types.Message
 
 
-Checkpoint = Callable[[Step], Union[None, Awaitable[None]]]
+Checkpoint = Callable[[Step], Union[Awaitable[None], None]]
 """Receives each step of a run (``def`` or ``async def``); what it raises
 fails the run (``RunError`` code ``store``, the exception as its cause)."""
 Input = Union[str, Mapping[str, Any], Sequence[Mapping[str, Any]]]
@@ -304,7 +304,9 @@ class Agent(Generic[T]):
     ) -> Response[T]:
         """``run`` without an event loop (not from inside one). ``async def``
         tools get a loop of their own for the run."""
-        return self._go_sync("run_sync", lambda: self._run_work(input, turns, run_id, thread_id, store), deps, checkpoint)
+        return self._go_sync(
+            "run_sync", lambda: self._run_work(input, turns, run_id, thread_id, store), deps, checkpoint
+        )
 
     def stream(
         self,
@@ -322,7 +324,9 @@ class Agent(Generic[T]):
         approvals required, and last ``RunCompleted`` with the response.
         Call it inside a running event loop. With ``store``, the run is on
         the stored thread ``thread_id`` (as ``run``)."""
-        return self._core.stream(self._run_work(input, turns, run_id, thread_id, store), deps=deps, checkpoint=checkpoint)
+        return self._core.stream(
+            self._run_work(input, turns, run_id, thread_id, store), deps=deps, checkpoint=checkpoint
+        )
 
     async def resume(
         self,
@@ -352,7 +356,9 @@ class Agent(Generic[T]):
         checkpoint: Optional[Checkpoint] = None,
     ) -> Response[T]:
         """``resume`` without an event loop."""
-        return self._go_sync("resume_sync", lambda: self._resume_work(paused, decisions, turns, store), deps, checkpoint)
+        return self._go_sync(
+            "resume_sync", lambda: self._resume_work(paused, decisions, turns, store), deps, checkpoint
+        )
 
     def resume_stream(
         self,
