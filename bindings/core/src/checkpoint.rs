@@ -38,7 +38,7 @@ pub struct HostCheckpoint {
 
 impl HostCheckpoint {
     /// A checkpoint calling `call` with each step, spelled in `dialect`.
-    pub fn new(
+    pub fn shared(
         dialect: Dialect,
         call: impl Fn(Value) -> BoxFuture<'static, Result<(), String>> + Send + Sync + 'static,
     ) -> Arc<dyn Checkpoint> {
@@ -85,7 +85,7 @@ mod tests {
     async fn each_step_reaches_the_function_and_its_error_fails_the_run() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&seen);
-        let checkpoint = HostCheckpoint::new(Dialect::Python, move |v| {
+        let checkpoint = HostCheckpoint::shared(Dialect::Python, move |v| {
             kept.lock()
                 .unwrap()
                 .push(v["message"]["role"].as_str().unwrap().to_string());
@@ -102,7 +102,7 @@ mod tests {
         // The input is the caller's; the run's own steps are checkpointed.
         assert_eq!(*seen.lock().unwrap(), ["assistant"]);
 
-        let failing = HostCheckpoint::new(Dialect::Python, |_| {
+        let failing = HostCheckpoint::shared(Dialect::Python, |_| {
             Box::pin(async { Err("disk full".into()) })
         });
         let agent = Agent::builder(ScriptedModel::new([Message::assistant("Hi!")]))

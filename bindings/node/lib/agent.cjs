@@ -16,6 +16,7 @@ const { isTool } = require("./tool.cjs");
 const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
 const dispatch = require("./dispatch.cjs");
+const { caller, abort } = require("./js_call.cjs");
 
 /** @typedef {import("./index").RunOptions} RunOptions */
 /** @typedef {import("./index").ResumeOptions} ResumeOptions */
@@ -29,11 +30,11 @@ const dispatch = require("./dispatch.cjs");
  */
 /**
  * What running a work description reads of a call's options (`store`: checked by onThread first).
- * @typedef {{ deps?: unknown, store?: import("./index").Store, signal?: AbortSignal }} RunControl
+ * @typedef {{ deps?: unknown, store?: import("./index").Store, signal?: AbortSignal, checkpoint?: import("./index").Checkpoint }} RunControl
  */
 /**
  * `retry`'s options: `store` (with the thread's id), or `turns` (the failed run's history).
- * @typedef {{ store?: import("./index").Store, turns?: readonly Turn[], runId?: string, threadId?: string, deps?: unknown, signal?: AbortSignal }} RetryOptions
+ * @typedef {{ store?: import("./index").Store, turns?: readonly Turn[], runId?: string, threadId?: string, deps?: unknown, signal?: AbortSignal, checkpoint?: import("./index").Checkpoint }} RetryOptions
  */
 
 const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
@@ -325,17 +326,18 @@ class Agent {
    * @param {RunControl} control
    * @returns {Promise<Response>}
    */
-  async #go(kind, fields, { deps, store, signal }) {
+  async #go(kind, fields, { deps, store, signal, checkpoint }) {
     if (store !== undefined && signal !== undefined) {
       throw new ConfigError("signal: a run on a stored thread goes on to its end (it is detached); it cannot be cancelled");
     }
     signal?.throwIfAborted();
     const work = workJson(kind, fields);
+    const nativeCp = checkpointOf(checkpoint);
     const nativeStore = store === undefined ? undefined : await /** @type {Store} */ (store)._native();
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     const stop = cancelOn(signal, tag);
     try {
-      const text = await guard(() => this.#native.run(tag, work, nativeStore, signal !== undefined)).catch(rethrow);
+      const text = await guard(() => this.#native.run(tag, work, nativeStore, signal !== undefined, nativeCp)).catch(rethrow);
       return finish(text, dispatch.endRun(tag));
     } catch (e) {
       throw signal?.aborted ? signal.reason : e;
@@ -352,14 +354,15 @@ class Agent {
    * @param {RunControl} control
    * @returns {RunStream}
    */
-  #events(kind, fields, { deps, store }) {
+  #events(kind, fields, { deps, store, checkpoint }) {
     const work = workJson(kind, fields);
+    const nativeCp = checkpointOf(checkpoint);
     const tag = dispatch.beginRun(deps, this.#keepFailures);
     try {
       const open =
         store === undefined
-          ? guard(() => this.#native.stream(tag, work, undefined))
-          : /** @type {Store} */ (store)._native().then((s) => guard(() => this.#native.stream(tag, work, s)));
+          ? guard(() => this.#native.stream(tag, work, undefined, nativeCp))
+          : /** @type {Store} */ (store)._native().then((s) => guard(() => this.#native.stream(tag, work, s, nativeCp)));
       return new RunStream(open, tag);
     } catch (e) {
       dispatch.endRun(tag);
@@ -487,6 +490,20 @@ class Agent {
   get _keepFailures() {
     return this.#keepFailures;
   }
+}
+
+/**
+ * The native checkpoint calling `checkpoint` with each step (none without one).
+ * @param {unknown} checkpoint
+ * @returns {object | undefined}
+ */
+function checkpointOf(checkpoint) {
+  if (checkpoint === undefined) return undefined;
+  if (typeof checkpoint !== "function") {
+    throw new ConfigError(`checkpoint: expected a function of each step, got ${describe(checkpoint)}`);
+  }
+  const f = /** @type {(step: unknown) => unknown} */ (checkpoint);
+  return guard(() => native.hostCheckpoint(caller((step) => f(step)), abort));
 }
 
 /**

@@ -521,7 +521,23 @@ export interface RunOptions<Deps = unknown> {
    * holds the thread (StoreError `busy` otherwise). No `turns`, no `runId`.
    */
   store?: Store;
+  /**
+   * Handed each step of the run as it completes (to keep its progress in
+   * your own storage); the run waits for the promise it returns, and what it
+   * throws fails the run (RunError `store`). Not with `store` (the store is
+   * the checkpoint).
+   */
+  checkpoint?: Checkpoint;
 }
+
+/** A step of a run: a message added, or the last one replaced (a tool message whose approvals were decided, or whose failed calls ran again). The run's input is the caller's and is not a step. */
+export interface Step {
+  kind: "append" | "replaceLast";
+  message: Message;
+}
+
+/** Receives each step of a run. */
+export type Checkpoint = (step: Step) => void | PromiseLike<void>;
 
 export interface ResumeOptions<Deps = unknown> {
   turns?: readonly Turn[];
@@ -530,6 +546,8 @@ export interface ResumeOptions<Deps = unknown> {
   signal?: AbortSignal;
   /** The paused run is the one stored on its thread (the response names it). */
   store?: Store;
+  /** Handed each step of the resumed run (as in `run`). */
+  checkpoint?: Checkpoint;
 }
 
 /** Token counts summed over a run. */
@@ -637,10 +655,10 @@ export declare class Agent {
    * the failed run's history with its Response last.
    */
   retry(threadId: string, options: { store: Store; deps?: unknown }): Promise<Response>;
-  retry(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown; signal?: AbortSignal }): Promise<Response>;
+  retry(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown; signal?: AbortSignal; checkpoint?: Checkpoint }): Promise<Response>;
   /** `retry` as events. */
   retryStream(threadId: string, options: { store: Store; deps?: unknown }): RunStream;
-  retryStream(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown }): RunStream;
+  retryStream(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown; checkpoint?: Checkpoint }): RunStream;
   /** Applies decisions to a paused run and goes on; refused decisions throw DecisionError. */
   resume(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): Promise<Response>;
   /** `resume` as events. */

@@ -16,6 +16,7 @@ use parlance_bindings::settings::{AgentSettings, GivenModel};
 use parlance_bindings::{Dialect, Events, Work, run};
 use serde_json::Value;
 
+use crate::checkpoint::NativeCheckpoint;
 use crate::errors::{bind, config_error, parse};
 use crate::host::{CallArgs, Host, RunTag, call_tool};
 use crate::mcp::NativeToolsetList;
@@ -193,8 +194,9 @@ impl NativeAgent {
         work: String,
         store: Option<&NativeStore>,
         cancellable: Option<bool>,
+        checkpoint: Option<&NativeCheckpoint>,
     ) -> napi::Result<AsyncBlock<String>> {
-        let work = self.work(&work, store)?;
+        let work = self.work(&work, store, checkpoint)?;
         let agent = self.agent.with_deps(RunTag(tag));
         run_promise(env, tag, cancellable.unwrap_or(false), async move {
             let response = run::complete(&agent, work).await.map_err(bind)?;
@@ -209,16 +211,28 @@ impl NativeAgent {
         tag: u32,
         work: String,
         store: Option<&NativeStore>,
+        checkpoint: Option<&NativeCheckpoint>,
     ) -> napi::Result<NativeStream> {
-        let work = self.work(&work, store)?;
+        let work = self.work(&work, store, checkpoint)?;
         let agent = self.agent.with_deps(RunTag(tag));
         Ok(NativeStream::new(Events::lazy(agent, work)))
     }
 }
 
 impl NativeAgent {
-    fn work(&self, text: &str, store: Option<&NativeStore>) -> napi::Result<Work> {
+    fn work(
+        &self,
+        text: &str,
+        store: Option<&NativeStore>,
+        checkpoint: Option<&NativeCheckpoint>,
+    ) -> napi::Result<Work> {
         let v = parse("work", text)?;
-        Work::read(&v, store.map(|s| s.store.clone()), Dialect::Node).map_err(bind)
+        let work = Work::read(&v, store.map(|s| s.store.clone()), Dialect::Node).map_err(bind)?;
+        match checkpoint {
+            Some(c) => work
+                .checkpoint(Arc::clone(&c.checkpoint), Dialect::Node)
+                .map_err(bind),
+            None => Ok(work),
+        }
     }
 }

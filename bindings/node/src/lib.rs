@@ -9,10 +9,12 @@
 // Public so that the exported functions count as used in every build
 // (napi registers them at load time, which the compiler cannot see).
 pub mod agent;
+pub mod checkpoint;
 pub mod convert;
 pub mod errors;
 pub mod format;
 pub mod host;
+pub mod js_call;
 pub mod logs;
 pub mod mcp;
 pub mod model_host;

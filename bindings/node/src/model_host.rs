@@ -2,27 +2,17 @@
 //! `parlance-ai/testing`.
 //!
 //! A JavaScript model is an object with `request(messages, { tools,
-//! settings, signal })`. JavaScript runs on Node's main thread only, so a
-//! model call goes as a tool call does (see `host.rs`): the engine's
-//! future registers a one-shot slot under a token and asks the main
-//! thread (a thread-safe function, non-blocking) to call `request`; the
-//! package's `lib/model_host.cjs` settles its result (a value or a
-//! promise) and reports it with [`complete_model`]. When the engine drops
-//! the call (the run stopped or was aborted), the slot goes and the
-//! call's `AbortSignal` is aborted. The host functions are the package's
-//! own and never throw.
+//! settings, signal })`, called through [`JsFunction`] (`js_call.rs`:
+//! the main thread calls it, its result or throw comes back, a dropped
+//! call aborts its signal).
 //!
 //! The test models (`TestModel`, `ScriptedModel`, `Recorder`, `Replay`)
 //! are the Rust ones (`parlance::testing`), so a cassette recorded in one
 //! language replays in the others.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
-use futures::channel::oneshot;
 use napi::bindgen_prelude::{Either, Function};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use parlance::testing::{
     FunctionModel, Recorder, Replay, RequestDocument, ScriptedModel, TestModel,
@@ -31,49 +21,8 @@ use parlance::{Message, Model, ModelError, ModelRequest};
 use serde_json::{Value, json};
 
 use crate::errors::{config_error, parse};
+use crate::js_call::{Failure, JsFunction};
 use crate::models::NativeModel;
-
-/// `(token, request JSON)`: starts a call of `request`.
-type CallFn = ThreadsafeFunction<(i64, String), (), (i64, String), napi::Status, false, true>;
-type AbortFn = ThreadsafeFunction<i64, (), i64, napi::Status, false, true>;
-
-/// The two functions of one JavaScript model, callable from any thread.
-/// Weak: they never keep Node alive by themselves.
-struct Host {
-    call: CallFn,
-    abort: AbortFn,
-    /// `Echo.request`: names the model in errors.
-    label: String,
-}
-
-/// What JavaScript reports: the returned value (JSON text), or the name
-/// and message of what was thrown.
-type Outcome = Result<String, (String, String)>;
-
-fn pending() -> &'static Mutex<HashMap<i64, oneshot::Sender<Outcome>>> {
-    static PENDING: OnceLock<Mutex<HashMap<i64, oneshot::Sender<Outcome>>>> = OnceLock::new();
-    PENDING.get_or_init(Default::default)
-}
-
-/// Removes the call's slot and aborts its signal when the engine drops
-/// the call before it finished.
-struct Inflight<'a> {
-    host: &'a Host,
-    token: i64,
-    done: bool,
-}
-
-impl Drop for Inflight<'_> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        pending().lock().expect("not poisoned").remove(&self.token);
-        self.host
-            .abort
-            .call(self.token, ThreadsafeFunctionCallMode::NonBlocking);
-    }
-}
 
 /// The request as JavaScript gets it: `{messages, tools, settings}`, in
 /// the canonical format.
@@ -115,47 +64,18 @@ fn thrown(label: &str, name: &str, message: &str) -> ModelError {
     }
 }
 
-async fn call(host: Arc<Host>, request: ModelRequest) -> Result<Message, ModelError> {
-    static NEXT: AtomicI64 = AtomicI64::new(1);
-    let token = NEXT.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = oneshot::channel();
-    pending().lock().expect("not poisoned").insert(token, tx);
-    let mut inflight = Inflight {
-        host: &host,
-        token,
-        done: false,
-    };
-    let status = host.call.call(
-        (token, request_json(&request)),
-        ThreadsafeFunctionCallMode::NonBlocking,
-    );
-    if status != napi::Status::Ok {
-        inflight.done = true;
-        pending().lock().expect("not poisoned").remove(&token);
-        return Err(ModelError::Network {
-            message: format!(
-                "{} could not be called: Node.js is shutting down",
-                host.label
-            ),
-        });
-    }
-    let outcome = rx.await;
-    inflight.done = true;
-    let text = match outcome {
-        Ok(Ok(text)) => text,
-        Ok(Err((name, message))) => return Err(thrown(&host.label, &name, &message)),
-        Err(_) => {
-            return Err(ModelError::Network {
-                message: format!("{}'s call was lost: Node.js is shutting down", host.label),
-            });
-        }
+async fn call(f: Arc<JsFunction>, request: ModelRequest) -> Result<Message, ModelError> {
+    let text = match f.invoke(request_json(&request)).await {
+        Ok(text) => text,
+        Err(Failure::Thrown { name, message }) => return Err(thrown(&f.label, &name, &message)),
+        Err(Failure::Gone(message)) => return Err(ModelError::Network { message }),
     };
     let value =
         serde_json::from_str::<Value>(&text).map_err(|e| ModelError::MalformedResponse {
-            message: format!("{} returned a value that is not JSON: {e}", host.label),
+            message: format!("{} returned a value that is not JSON: {e}", f.label),
         })?;
     message_of(value).map_err(|e| ModelError::MalformedResponse {
-        message: format!("{} returned {e}", host.label),
+        message: format!("{} returned {e}", f.label),
     })
 }
 
@@ -170,39 +90,11 @@ pub fn host_model(
     model_id: String,
     label: String,
 ) -> napi::Result<NativeModel> {
-    let host = Arc::new(Host {
-        call: call
-            .build_threadsafe_function()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build()?,
-        abort: abort
-            .build_threadsafe_function()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build()?,
-        label,
-    });
-    let f = FunctionModel::new_async(move |request| self::call(Arc::clone(&host), request));
+    let f = Arc::new(JsFunction::new(call, abort, label)?);
+    let model = FunctionModel::new_async(move |request| self::call(Arc::clone(&f), request));
     Ok(NativeModel {
-        model: Arc::new(f.named(provider, model_id)),
+        model: Arc::new(model.named(provider, model_id)),
     })
-}
-
-/// Reports how a model call ended (called by `lib/model_host.cjs`): with
-/// `error_name` unset, `value` is the returned value as JSON text; set,
-/// `value` is the message of what was thrown. A call the engine gave up
-/// on is ignored.
-#[napi(catch_unwind)]
-pub fn complete_model(token: i64, value: String, error_name: Option<String>) {
-    let Some(tx) = pending().lock().expect("not poisoned").remove(&token) else {
-        return;
-    };
-    let outcome = match error_name {
-        None => Ok(value),
-        Some(name) => Err((name, value)),
-    };
-    let _ = tx.send(outcome);
 }
 
 /// What a test model keeps for its test.

@@ -214,3 +214,42 @@ test("providers as objects take retries, Azure's and Bedrock's settings", async 
   assert.throws(() => new OpenAI({ apiKey: "k", retry: { maxRetries: -1 } }).model("m"), /retry\.maxRetries: expected a whole number from 0 to 100/);
   assert.throws(() => new OpenAI({ apiKey: "k", base_url: "x" }).model("m"), /unknown setting "base_url" \(known: baseURL/);
 });
+
+test("a checkpoint is handed each step, awaited, and what it throws fails the run", async () => {
+  const { ScriptedModel } = await import("parlance-ai/testing");
+  const { Agent, RunError } = await import("parlance-ai");
+  const script = () =>
+    new ScriptedModel([{ content: [{ type: "tool_call", tool_call: { id: "c1", name: "refund", arguments: { amount: 80 } } }] }, "Refunded."]);
+  const steps = [];
+  const keep = async (step) => {
+    await new Promise((r) => setTimeout(r, 5));
+    steps.push(`${step.kind} ${step.message.role}`);
+  };
+  const agent = new Agent({ model: script(), tools: [refund] });
+  const paused = await agent.run("Refund 80", { checkpoint: keep });
+  assert.equal(paused.status, "requires_approval");
+  assert.deepEqual(steps, ["append assistant", "append tool"]);
+  const events = [];
+  for await (const e of agent.resumeStream(paused, [approve(paused.pending[0])], { checkpoint: keep })) events.push(e);
+  assert.equal(events.at(-1).response.text, "Refunded.");
+  assert.deepEqual(steps, ["append assistant", "append tool", "replaceLast tool", "append assistant"]);
+
+  await assert.rejects(
+    new Agent({ model: script(), tools: [refund] }).run("Refund 80", {
+      checkpoint: () => {
+        throw new RangeError("disk full");
+      },
+    }),
+    (e) => e instanceof RunError && e.code === "store" && /checkpoint threw RangeError: disk full/.test(e.message),
+  );
+  const store = new Store("sqlite::memory:");
+  const thread = await store.createThread();
+  await assert.rejects(
+    new Agent({ model: script() }).run("hi", { store, threadId: thread, checkpoint: keep }),
+    (e) => e instanceof ConfigError && /checkpoint: a run on a stored thread is checkpointed by its store/.test(e.message),
+  );
+  assert.throws(
+    () => new Agent({ model: script() }).stream("hi", { checkpoint: "keep" }),
+    (e) => e instanceof ConfigError && /checkpoint: expected a function of each step, got/.test(e.message),
+  );
+});

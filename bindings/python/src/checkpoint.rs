@@ -52,7 +52,7 @@ fn run_coroutine<'py>(py: Python<'py>, coro: Bound<'py, PyAny>) -> PyResult<Boun
 /// `f` as the run's checkpoint.
 pub fn checkpoint(f: Py<PyAny>, is_async: bool, ctx: Arc<RunCtx>) -> Arc<dyn Checkpoint> {
     let f = Arc::new(f);
-    HostCheckpoint::new(Dialect::Python, move |step| {
+    HostCheckpoint::shared(Dialect::Python, move |step| {
         let (f, ctx) = (Arc::clone(&f), Arc::clone(&ctx));
         Box::pin(async move {
             if is_async && ctx.event_loop.is_some() {
