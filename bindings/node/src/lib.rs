@@ -15,6 +15,7 @@ pub mod errors;
 pub mod format;
 pub mod host;
 pub mod js_call;
+pub mod local;
 pub mod logs;
 pub mod mcp;
 pub mod model_host;

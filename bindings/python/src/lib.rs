@@ -13,6 +13,7 @@ mod errors;
 mod events;
 mod format;
 mod input;
+mod local;
 mod mcp;
 mod model_host;
 mod models;
@@ -83,6 +84,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fmt.add("FORMAT_VERSION", parlance::format::FORMAT_VERSION)?;
     m.add_submodule(&fmt)?;
     m.add_function(wrap_pyfunction!(prices::cost, m)?)?;
+    m.add_function(wrap_pyfunction!(local::pull_local_model, m)?)?;
+    m.add_function(wrap_pyfunction!(local::local_model_path, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

