@@ -19,6 +19,8 @@
 //! - [`events`]: a run event as JSON, in the language's spelling.
 //! - [`store`]: a thread store opened with its settings, and every
 //!   operation on it as one JSON query.
+//! - [`traces`]: the GenAI spans exported with OTLP, when the package's
+//!   user asks, the runtime's logs still reaching the language's logger.
 //! - [`tools`]: what a tool of the package returns, as content blocks.
 //! - [`error`]: every error of the core as one classified [`BindError`],
 //!   which each binding raises as its own exception class.
@@ -52,6 +54,7 @@ pub mod run;
 pub mod settings;
 pub mod store;
 pub mod tools;
+pub mod traces;
 
 pub use error::{BindError, ErrorKind};
 pub use run::{Events, ThreadJob, Work};

@@ -15,6 +15,7 @@ const errors = require("./errors.cjs");
 const format = require("./format.cjs");
 const native = require("./native.cjs");
 const { setLogger } = require("./logs.cjs");
+const { exportTraces } = require("./traces.cjs");
 
 /**
  * Fetches the default local model (`"local"`) into Parlance's model cache
@@ -59,6 +60,7 @@ module.exports = {
   answer,
   format,
   setLogger,
+  exportTraces,
   pullLocalModel,
   localModelPath,
   ToolError: errors.ToolError,

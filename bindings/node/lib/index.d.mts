@@ -376,6 +376,34 @@ export interface McpServerSettings extends McpStdioOptions, McpHttpOptions {
  * An MCP server's tools, as the server TOML's `[[mcp]]` has them: started
  * when a run first needs them, shared by every agent given the object.
  */
+/** Where a run's spans go (what is not given comes from the standard `OTEL_*` variables). */
+export interface TraceOptions {
+  /** The collector's base URL (`http://localhost:4318`); spans go to its `/v1/traces`. */
+  endpoint?: string;
+  /** Headers sent with each export (an API key...). */
+  headers?: Readonly<Record<string, string>>;
+  /** The `service.name` resource attribute (default `OTEL_SERVICE_NAME`, else `parlance`). */
+  serviceName?: string;
+  /** Default `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. */
+  protocol?: "http/protobuf" | "http/json";
+}
+
+/** The running export. */
+export interface Traces {
+  /** Sends the spans ended so far and waits for the collector. */
+  flush(): Promise<void>;
+  /** Sends what is left and stops exporting (the process's exit does it too). */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Exports every run's spans (GenAI semantic conventions) with OTLP over
+ * HTTP from now on, once per process; the runtime's logs keep reaching
+ * the logger (`setLogger`). Message content is recorded only with
+ * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+ */
+export declare function exportTraces(options?: TraceOptions): Traces;
+
 /** Fetches the default local model (`"local"`) into Parlance's model cache when it is not there (with pip); its path. */
 export declare function pullLocalModel(): Promise<string>;
 /** Where the default local model is kept, whether or not it is there yet (`null` in a build without it). */

@@ -27,6 +27,7 @@ export const {
   answer,
   format,
   setLogger,
+  exportTraces,
   pullLocalModel,
   localModelPath,
   ToolError,

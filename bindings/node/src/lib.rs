@@ -24,6 +24,7 @@ pub mod prices;
 pub mod store;
 pub mod stream;
 pub mod task;
+pub mod traces;
 
 pub use agent::{NativeAgent, ToolDef};
 pub use models::NativeModel;

@@ -23,6 +23,7 @@ mod response;
 mod runtime;
 mod store;
 mod tools;
+mod traces;
 
 use pyo3::prelude::*;
 
@@ -74,6 +75,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<models::PyModel>()?;
     m.add_class::<store::PyStore>()?;
     m.add_class::<mcp::PyMcpServer>()?;
+    m.add_class::<traces::PyTraces>()?;
     model_host::register(m)?;
     let fmt = PyModule::new(py, "format")?;
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;
@@ -85,6 +87,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_submodule(&fmt)?;
     m.add_function(wrap_pyfunction!(prices::cost, m)?)?;
     m.add_function(wrap_pyfunction!(local::pull_local_model, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::export_traces, m)?)?;
     m.add_function(wrap_pyfunction!(local::local_model_path, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

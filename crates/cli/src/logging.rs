@@ -34,7 +34,7 @@ impl<'a> MakeWriter<'a> for Scrubbed {
 
 /// What must happen before the process exits: the spans still in the
 /// exporter's batch are sent. Call [`Guard::flush`] (dropping it does too).
-pub struct Guard(Option<opentelemetry_sdk::trace::SdkTracerProvider>);
+pub struct Guard(Option<parlance_otel::Exporter>);
 
 impl Guard {
     /// Sends the spans not yet exported (waits for the exporter).
@@ -55,7 +55,7 @@ impl Drop for Guard {
 
 /// Installs the subscriber. `format` is `text` or `json`. With
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` set, the GenAI spans of runs
-/// (`parlance_agent::telemetry`) are exported too (see `otel.rs`).
+/// (`parlance_agent::telemetry`) are exported too (`parlance_otel`).
 pub fn init(default_level: &str, format: &str) -> Result<Guard, String> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
@@ -76,7 +76,7 @@ pub fn init(default_level: &str, format: &str) -> Result<Guard, String> {
         }
     };
     let mut layers = vec![fmt];
-    let provider = match crate::otel::layer()? {
+    let provider = match parlance_otel::layer(&parlance_otel::Settings::default())? {
         Some((layer, provider)) => {
             layers.push(layer);
             Some(provider)

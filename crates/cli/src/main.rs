@@ -7,7 +7,6 @@ mod interactive;
 mod logging;
 mod model;
 mod options;
-mod otel;
 mod threads;
 mod validate;
 

@@ -59,6 +59,7 @@ from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
 from ._tools import Tool, tool
+from ._traces import Traces, export_traces
 from .types import Block, JsonValue, Message, ResponseDocument, ToolSpec
 
 __all__ = [
@@ -104,12 +105,14 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolSpec",
+    "Traces",
     "Usage",
     "__version__",
     "answer",
     "approve",
     "cost",
     "edit",
+    "export_traces",
     "format",
     "local_model_path",
     "pull_local_model",
