@@ -19,6 +19,8 @@
 //! - [`events`]: a run event as JSON, in the language's spelling.
 //! - [`store`]: a thread store opened with its settings, and every
 //!   operation on it as one JSON query.
+//! - [`toolset`]: a toolset the package's user writes: a function asked
+//!   for its tools before each model call.
 //! - [`traces`]: the GenAI spans exported with OTLP, when the package's
 //!   user asks, the runtime's logs still reaching the language's logger.
 //! - [`tools`]: what a tool of the package returns, as content blocks.
@@ -54,6 +56,7 @@ pub mod run;
 pub mod settings;
 pub mod store;
 pub mod tools;
+pub mod toolset;
 pub mod traces;
 
 pub use error::{BindError, ErrorKind};

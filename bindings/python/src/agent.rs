@@ -25,6 +25,7 @@ use crate::response::PyResponse;
 use crate::runtime::{awaitable, block_on, copy_context, running_loop};
 use crate::store::PyStore;
 use crate::tools::{PyTool, RunCtx};
+use crate::toolset::PyToolset;
 
 /// An agent of the Rust core (``parlance.Agent`` wraps it).
 #[pyclass(module = "parlance._core", name = "Agent", frozen)]
@@ -228,14 +229,17 @@ impl PyAgent {
         tools: Vec<PyRef<'_, PyTool>>,
         settings: &Bound<'_, PyAny>,
         output_type: Option<Py<PyAny>>,
-        toolsets: Vec<PyRef<'_, PyMcpServer>>,
+        toolsets: Vec<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
         let keep_failures = settings.limits.on_tool_exception == OnToolException::Fail;
         let (given, wants_loop) = given_model(py, model)?;
         // An `async def` model runs on the caller's loop too.
-        let has_async_tools = tools.iter().any(|t| t.is_async) || wants_loop;
+        // A toolset's tools (or its function) may be `async def`.
+        let has_async_tools = tools.iter().any(|t| t.is_async)
+            || wants_loop
+            || toolsets.iter().any(|t| t.is_instance_of::<PyToolset>());
         let model = settings
             .model(given, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -243,8 +247,20 @@ impl PyAgent {
         for t in &tools {
             b = b.tool(t.tool.clone());
         }
-        for s in &toolsets {
-            b = b.toolset(s.server.clone());
+        for (i, t) in toolsets.iter().enumerate() {
+            if let Ok(s) = t.cast::<PyMcpServer>() {
+                b = b.toolset(s.get().server.clone());
+            } else if let Ok(s) = t.cast::<PyToolset>() {
+                b = b.toolset(Arc::clone(&s.get().toolset));
+            } else {
+                return Err(config_error(
+                    py,
+                    format!(
+                        "toolsets[{i}]: expected an McpServer or a Toolset, got {}",
+                        crate::convert::type_name(t)
+                    ),
+                ));
+            }
         }
         let agent = b.build().map_err(|e| config_error(py, e.to_string()))?;
         Ok(PyAgent {

@@ -23,6 +23,7 @@ mod response;
 mod runtime;
 mod store;
 mod tools;
+mod toolset;
 mod traces;
 
 use pyo3::prelude::*;
@@ -76,6 +77,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::PyStore>()?;
     m.add_class::<mcp::PyMcpServer>()?;
     m.add_class::<traces::PyTraces>()?;
+    m.add_class::<toolset::PyToolset>()?;
     model_host::register(m)?;
     let fmt = PyModule::new(py, "format")?;
     fmt.add_function(wrap_pyfunction!(format::validate, &fmt)?)?;

@@ -142,7 +142,7 @@ def test_settings_that_cannot_work_are_refused_naming_the_setting() -> None:
         McpServer({"name": "x"})
     with pytest.raises(ConfigError, match=r"mcp server \"x\": args: invalid type"):
         McpServer({"name": "x", "command": "python3", "args": "-V"})
-    with pytest.raises(ConfigError, match=r"toolsets\[0\]: expected an McpServer, got str"):
+    with pytest.raises(ConfigError, match=r"toolsets\[0\]: expected an McpServer or a Toolset, got str"):
         Agent(FunctionModel(Script()), toolsets=["python3 server.py"])  # type: ignore[list-item]
 
 

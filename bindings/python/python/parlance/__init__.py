@@ -59,6 +59,7 @@ from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
 from ._tools import Tool, tool
+from ._toolset import Toolset
 from ._traces import Traces, export_traces
 from .types import Block, JsonValue, Message, ResponseDocument, ToolSpec
 
@@ -105,6 +106,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolSpec",
+    "Toolset",
     "Traces",
     "Usage",
     "__version__",

@@ -34,6 +34,7 @@ from ._providers import Provider
 from ._schema import output_schema
 from ._store import Store
 from ._tools import Tool
+from ._toolset import Toolset
 
 if TYPE_CHECKING:
     from ._core import RunStream
@@ -87,8 +88,9 @@ class Agent(Generic[T]):
     makes the final answer JSON satisfying its schema, and ``output`` an
     instance of it. ``prices``: a JSON price table file (genai-prices'
     format) for the messages' ``cost``, consulted before the built-in one.
-    ``toolsets``: ``McpServer``s whose tools the agent offers too (listed
-    before each model call, so tools a server adds or removes are seen).
+    ``toolsets``: ``McpServer``s and ``Toolset``s whose tools the agent
+    offers too (listed before each model call, so tools that come and go
+    are seen).
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -127,7 +129,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
-        toolsets: Iterable[McpServer] = (),
+        toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None: ...
 
     @overload
@@ -151,7 +153,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
-        toolsets: Iterable[McpServer] = (),
+        toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None: ...
 
     def __init__(
@@ -174,7 +176,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
-        toolsets: Iterable[McpServer] = (),
+        toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -203,10 +205,10 @@ class Agent(Generic[T]):
             "fallback_on": list(fallback_on) if fallback_on is not None else None,
             "prices": os.fspath(prices) if prices is not None else None,
         }
-        self.toolsets: List[McpServer] = list(toolsets)
+        self.toolsets: List[Union[McpServer, Toolset]] = list(toolsets)
         for i, t in enumerate(self.toolsets):
-            if not isinstance(t, McpServer):
-                raise ConfigError(f"toolsets[{i}]: expected an McpServer, got {type(t).__name__}")
+            if not isinstance(t, (McpServer, Toolset)):
+                raise ConfigError(f"toolsets[{i}]: expected an McpServer or a Toolset, got {type(t).__name__}")
         self._core = _core.Agent(
             model, [t._core for t in self.tools], settings, validate, [t._core for t in self.toolsets]
         )

@@ -183,7 +183,7 @@ class Agent:
         tools: Sequence[Tool],
         settings: Dict[str, Any],
         output_type: Optional[Callable[[Any], Any]] = None,
-        toolsets: Sequence[McpServer] = (),
+        toolsets: Sequence[Any] = (),
     ) -> None: ...
     @property
     def has_async_tools(self) -> bool: ...
@@ -252,6 +252,11 @@ class Replay(Model):
     def remaining(self) -> int: ...
     @property
     def path(self) -> pathlib.Path: ...
+
+class Toolset:
+    def __init__(
+        self, name: str, list: Callable[[Any], Any], *, is_async: bool, prefix: Optional[str] = None
+    ) -> None: ...
 
 class Traces:
     def flush(self) -> None: ...
