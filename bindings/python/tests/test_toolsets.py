@@ -55,7 +55,8 @@ def test_tools_are_asked_for_before_each_model_call_with_the_runs_deps() -> None
     assert offered == [["lookup"], ["lookup", "refund"], ["lookup", "refund"]]
     assert asked == [{"can_refund": True}] * 3
     messages: List[Dict[str, Any]] = [dict(m) for m in r.messages]
-    texts = [b["tool_result"]["content"][0]["text"] for m in messages for b in m["content"] if b["type"] == "tool_result"]
+    results = [b["tool_result"] for m in messages for b in m["content"] if b["type"] == "tool_result"]
+    texts = [x["content"][0]["text"] for x in results]
     assert texts == ["A-1: shipped", "A-1: refunded"]
 
 
