@@ -12,6 +12,7 @@ const { toNative } = require("./model.cjs");
 const { Provider } = require("./providers.cjs");
 const { Store } = require("./store.cjs");
 const { McpServer } = require("./mcp.cjs");
+const { Toolset } = require("./toolset.cjs");
 const { isTool } = require("./tool.cjs");
 const { toJsonSchema, describe } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
@@ -233,12 +234,19 @@ class Agent {
       );
     }
     if (!Array.isArray(toolsets)) {
-      throw new ConfigError(`toolsets: expected a list of McpServer, got ${describe(toolsets)}`);
+      throw new ConfigError(`toolsets: expected a list of McpServer or Toolset, got ${describe(toolsets)}`);
     }
+    // The dispatcher's tools, by index: the agent's, then each toolset's as first listed.
+    const registry = [.../** @type {import("./tool.cjs").ToolObject[]} */ (tools)];
     const nativeToolsets = new native.NativeToolsetList();
     toolsets.forEach((t, i) => {
-      if (!(t instanceof McpServer)) throw new ConfigError(`toolsets[${i}]: expected an McpServer, got ${describe(t)}`);
-      nativeToolsets.push(t._native());
+      if (t instanceof McpServer) {
+        nativeToolsets.push(t._native());
+      } else if (t instanceof Toolset) {
+        guard(() => nativeToolsets.pushHosted(t.name, t.prefix, caller(t._lister(registry, dispatch.depsOf)), abort));
+      } else {
+        throw new ConfigError(`toolsets[${i}]: expected an McpServer or a Toolset, got ${describe(t)}`);
+      }
     });
     /** @type {unknown} */
     let nativeModel;
@@ -301,9 +309,9 @@ class Agent {
           JSON.stringify(settings),
           nativeModel,
           this.#tools.map((t) => t._def()),
-          dispatch.dispatcher(this.#tools),
+          dispatch.dispatcher(registry),
           dispatch.abort,
-          dispatch.approver(this.#tools),
+          dispatch.approver(registry),
           nativeToolsets,
         ),
     );

@@ -211,4 +211,13 @@ function approver(tools) {
   };
 }
 
-module.exports = { beginRun, endRun, dispatcher, abort, approver };
+/**
+ * The `deps` of the run tagged `tag` (undefined outside a run).
+ * @param {number} tag
+ * @returns {unknown}
+ */
+function depsOf(tag) {
+  return runs.get(tag)?.deps;
+}
+
+module.exports = { beginRun, endRun, dispatcher, abort, approver, depsOf };

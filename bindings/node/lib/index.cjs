@@ -8,6 +8,7 @@ const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
 const { McpServer } = require("./mcp.cjs");
+const { Toolset } = require("./toolset.cjs");
 const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama } = require("./providers.cjs");
 const { Response, cost } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
@@ -52,6 +53,7 @@ module.exports = {
   Ollama,
   Store,
   McpServer,
+  Toolset,
   Response,
   cost,
   approve,

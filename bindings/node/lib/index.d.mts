@@ -332,6 +332,22 @@ export interface ArtifactRecord {
   artifact: JsonValue;
 }
 
+/**
+ * Tools that come and go: `listTools(deps)` (sync or async), asked before
+ * each model call, returns the tools to offer (made by `tool()`; the same
+ * objects cost no rebuild). What it throws fails the run with
+ * `tools_unavailable`, naming the toolset.
+ */
+export declare class Toolset<Deps = any> {
+  constructor(
+    listTools: (deps: Deps) => readonly Tool[] | PromiseLike<readonly Tool[]>,
+    options?: { name?: string; prefix?: string },
+  );
+  /** Its name (in errors, and the default prefix). */
+  readonly name: string;
+  readonly prefix: string | undefined;
+}
+
 /** How an MCP server's tools are offered (stdio and HTTP alike). */
 export interface McpToolOptions {
   /** Put before each tool's name with `_` (`fs` makes `fs_read_file`). */
@@ -512,7 +528,7 @@ export interface AgentOptions {
    * MCP servers whose tools the agent offers too, listed before each model
    * call (tools a server adds or removes are seen).
    */
-  toolsets?: readonly McpServer[];
+  toolsets?: readonly (McpServer | Toolset)[];
 }
 
 /** An error kind a fallback may move on by. */

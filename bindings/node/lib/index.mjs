@@ -19,6 +19,7 @@ export const {
   Ollama,
   Store,
   McpServer,
+  Toolset,
   Response,
   cost,
   approve,

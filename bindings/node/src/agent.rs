@@ -13,13 +13,15 @@ use napi_derive::napi;
 use parlance::agent::ArgValidator;
 use parlance::{Agent, Model, Tool, ToolContext};
 use parlance_bindings::settings::{AgentSettings, GivenModel};
+use parlance_bindings::toolset::{HostToolset, Listed};
 use parlance_bindings::{Dialect, Events, Work, run};
 use serde_json::Value;
 
 use crate::checkpoint::NativeCheckpoint;
-use crate::errors::{bind, config_error, parse};
+use crate::errors::{bind, config_error, parse, text_of};
 use crate::host::{CallArgs, Host, RunTag, call_tool};
-use crate::mcp::NativeToolsetList;
+use crate::js_call::Failure;
+use crate::mcp::{Given, Hosted, NativeToolsetList};
 use crate::models::NativeModel;
 use crate::store::NativeStore;
 use crate::stream::NativeStream;
@@ -97,6 +99,63 @@ fn tool(host: &Arc<Host>, index: u32, def: ToolDef) -> napi::Result<Tool> {
     Ok(tool)
 }
 
+/// A tool description as the package's toolset lists it (`tool._def()`).
+fn tool_def(v: &Value) -> Result<ToolDef, String> {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    Ok(ToolDef {
+        name: text("name").ok_or("a tool without a name")?,
+        description: text("description").unwrap_or_default(),
+        schema: text("schema").ok_or("a tool without a schema")?,
+        timeout_ms: v.get("timeoutMs").and_then(Value::as_f64),
+        needs_approval: text("needsApproval"),
+        max_invalid_arguments: v
+            .get("maxInvalidArguments")
+            .and_then(Value::as_u64)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+    })
+}
+
+/// A JavaScript toolset: asked (with the run's tag, for its `deps`)
+/// before each model call; its tools are the agent's host's, by their
+/// index in the package's registry of the agent's tools.
+fn hosted_toolset(host: &Arc<Host>, h: &Hosted) -> HostToolset {
+    let (host, f) = (Arc::clone(host), Arc::clone(&h.list));
+    HostToolset::new(&h.name, h.prefix.clone(), move || {
+        let (host, f) = (Arc::clone(&host), Arc::clone(&f));
+        Box::pin(async move {
+            let tag = parlance::agent::current_deps::<RunTag>().map_or(0, |t| t.0);
+            let text = match f
+                .invoke(serde_json::json!({ "tag": tag }).to_string())
+                .await
+            {
+                Ok(text) => text,
+                Err(Failure::Thrown { name, message }) => {
+                    return Err(format!("its function threw {name}: {message}"));
+                }
+                Err(Failure::Gone(message)) => return Err(message),
+            };
+            let listed: Vec<Value> =
+                serde_json::from_str(&text).map_err(|e| format!("its list is not JSON: {e}"))?;
+            listed
+                .iter()
+                .map(|item| {
+                    let index = item
+                        .get("index")
+                        .and_then(Value::as_u64)
+                        .ok_or("a listed tool without its index")?;
+                    let def = tool_def(item.get("def").unwrap_or(&Value::Null))?;
+                    let tool = tool(&host, index as u32, def).map_err(|e| text_of(&e))?;
+                    Ok(Listed {
+                        key: index,
+                        tool,
+                        keep: Box::new(()),
+                    })
+                })
+                .collect()
+        })
+    })
+}
+
 /// A model from a string or a `Model`.
 pub fn model_from(model: Either<String, &NativeModel>) -> napi::Result<Arc<dyn Model>> {
     match model {
@@ -170,8 +229,11 @@ impl NativeAgent {
         for (i, def) in tools.into_iter().enumerate() {
             b = b.tool(tool(&host, i as u32, def)?);
         }
-        for server in toolsets.map(|t| t.servers.as_slice()).unwrap_or_default() {
-            b = b.toolset(server.clone());
+        for given in toolsets.map(|t| t.toolsets.as_slice()).unwrap_or_default() {
+            match given {
+                Given::Mcp(server) => b = b.toolset(server.clone()),
+                Given::Hosted(h) => b = b.toolset(hosted_toolset(&host, h)),
+            }
         }
         let agent = b.build().map_err(|e| config_error(e.to_string()))?;
         Ok(NativeAgent { agent })

@@ -52,3 +52,13 @@ pub fn panic_error(payload: &(dyn std::any::Any + Send)) -> napi::Error {
 pub fn parse(what: &str, text: &str) -> napi::Result<Value> {
     parlance::format::parse_json(text).map_err(|e| bind(e.under(what).into()))
 }
+
+/// The text of an error made here (the message the package would show),
+/// for errors that travel on as text (a toolset's listing).
+pub fn text_of(e: &napi::Error) -> String {
+    e.reason
+        .strip_prefix(MARKER)
+        .and_then(|doc| serde_json::from_str::<Value>(doc).ok())
+        .and_then(|doc| doc.get("text").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| e.reason.clone())
+}

@@ -4,13 +4,16 @@
 //! [`NativeToolsetList`]. One object is one connection, shared by every
 //! agent it is given to.
 
+use std::sync::Arc;
+
 use napi::Env;
-use napi::bindgen_prelude::AsyncBlock;
+use napi::bindgen_prelude::{AsyncBlock, Function};
 use napi_derive::napi;
 use parlance_bindings::Dialect;
 use parlance_bindings::mcp::{McpServer, server};
 
 use crate::errors::{bind, parse};
+use crate::js_call::JsFunction;
 use crate::task::promise;
 
 /// An MCP server, not started until a run needs its tools.
@@ -48,11 +51,25 @@ impl NativeMcpServer {
     }
 }
 
+/// A toolset written in JavaScript, before its agent is built (its tools
+/// are made with the agent's host: see `agent.rs`).
+pub(crate) struct Hosted {
+    pub name: String,
+    pub prefix: Option<String>,
+    pub list: Arc<JsFunction>,
+}
+
+/// A toolset given to an agent.
+pub(crate) enum Given {
+    Mcp(McpServer),
+    Hosted(Hosted),
+}
+
 /// The toolsets given to an agent, in order.
 #[napi]
 #[derive(Default)]
 pub struct NativeToolsetList {
-    pub(crate) servers: Vec<McpServer>,
+    pub(crate) toolsets: Vec<Given>,
 }
 
 #[napi]
@@ -66,6 +83,22 @@ impl NativeToolsetList {
     /// Adds an MCP server.
     #[napi]
     pub fn push(&mut self, server: &NativeMcpServer) {
-        self.servers.push(server.server.clone());
+        self.toolsets.push(Given::Mcp(server.server.clone()));
+    }
+
+    /// Adds a toolset written in JavaScript: `call([token, json])` lists
+    /// its tools (`lib/js_call.cjs`; `{tag}` in, `[{index, def}]` out).
+    #[napi(catch_unwind)]
+    pub fn push_hosted(
+        &mut self,
+        name: String,
+        prefix: Option<String>,
+        call: Function<'_, (i64, String), ()>,
+        abort: Function<'_, i64, ()>,
+    ) -> napi::Result<()> {
+        let list = Arc::new(JsFunction::new(call, abort, format!("toolset {name:?}"))?);
+        self.toolsets
+            .push(Given::Hosted(Hosted { name, prefix, list }));
+        Ok(())
     }
 }

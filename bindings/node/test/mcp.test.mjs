@@ -127,7 +127,7 @@ test("settings that cannot work are refused, naming the setting", () => {
   refused(() => McpServer.stdio("x", "python3", { timeout: -1 }), /mcp server "x": timeout: expected a positive number of milliseconds, got -1/);
   refused(() => new McpServer({ name: "x" }), /mcp server "x": /);
   refused(() => new McpServer("python3 server.py"), /McpServer: expected an object of settings/);
-  refused(() => new Agent({ model: script().model, toolsets: ["python3 server.py"] }), /toolsets\[0\]: expected an McpServer/);
+  refused(() => new Agent({ model: script().model, toolsets: ["python3 server.py"] }), /toolsets\[0\]: expected an McpServer or a Toolset/);
 });
 
 async function waitGone(pid) {
