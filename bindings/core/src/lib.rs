@@ -12,6 +12,8 @@
 //! - [`local`]: the embedded local model's file (with the `local` feature).
 //! - [`mcp`]: an MCP server's settings, in each language's spelling, as
 //!   a toolset (the server's TOML `[[mcp]]` is checked by the same code).
+//! - [`output`]: a structured output's problems from the package's own
+//!   validator, in the engine's wording.
 //! - [`run`]: one entry for every way to run ([`Work`]: a run, a resume,
 //!   a retry, the same on a stored thread), awaited or streamed.
 //! - [`checkpoint`]: the application's checkpoint function, handed each
@@ -51,6 +53,7 @@ pub mod input;
 pub mod local;
 pub mod mcp;
 pub mod models;
+pub mod output;
 pub mod prices;
 pub mod run;
 pub mod settings;

@@ -128,7 +128,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 14] = [
+pub const NAMES: [&str; 15] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -137,6 +137,7 @@ pub const NAMES: [&str; 14] = [
     "max_invalid_arguments",
     "tool_concurrency",
     "max_tool_output",
+    "output_retries",
     "model_settings",
     "output_schema",
     "approval_key",
@@ -233,6 +234,9 @@ impl AgentSettings {
                 }
                 "max_tool_output" => {
                     s.limits.max_tool_output = count(what, v, 1, u64::MAX)? as usize
+                }
+                "output_retries" => {
+                    s.limits.output_retries = count(what, v, 0, u32::MAX.into())? as u32
                 }
                 "model_settings" => {
                     s.options = serde_json::from_value(v.clone())
@@ -477,7 +481,7 @@ mod tests {
                 "name": "n", "instructions": "i", "on_tool_exception": "fail",
                 "max_model_calls": 3, "max_invalid_arguments": 0, "tool_concurrency": 2,
                 "max_tool_output": 100, "model_settings": {"temperature": 0.5},
-                "output_schema": {"schema": {"type": "object"}},
+                "output_schema": {"schema": {"type": "object"}}, "output_retries": 4,
                 "approval_key": "0123456789abcdef",
                 "previous_approval_keys": ["fedcba9876543210"],
             }),
@@ -499,6 +503,7 @@ mod tests {
             (3, 0, Some(2), 100)
         );
         assert_eq!(s.options.temperature, Some(0.5));
+        assert_eq!(s.limits.output_retries, 4);
         assert_eq!(
             s.output_schema.as_ref().map(|o| o.0.as_str()),
             Some("output")

@@ -14,7 +14,7 @@ const { Store } = require("./store.cjs");
 const { McpServer } = require("./mcp.cjs");
 const { Toolset } = require("./toolset.cjs");
 const { isTool } = require("./tool.cjs");
-const { toJsonSchema, describe } = require("./schema.cjs");
+const { toJsonSchema, describe, argumentCheck, problems } = require("./schema.cjs");
 const { withDigests } = require("./decisions.cjs");
 const dispatch = require("./dispatch.cjs");
 const { caller, abort } = require("./js_call.cjs");
@@ -216,12 +216,13 @@ class Agent {
       fallbackOn,
       prices,
       toolsets = [],
+      outputRetries,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -293,6 +294,7 @@ class Agent {
       previousApprovalKeys,
       fallbackOn,
       prices,
+      outputRetries,
       outputSchema:
         outputSchema === undefined
           ? undefined
@@ -301,6 +303,19 @@ class Agent {
               schema: toJsonSchema(/** @type {{ schema?: unknown }} */ (outputSchema).schema ?? outputSchema, "outputSchema"),
             },
     };
+    // A Standard Schema (zod...) checks the answer inside the run too: its
+    // refinements' issues go back to the model like the JSON Schema's.
+    const validate =
+      outputSchema === undefined
+        ? undefined
+        : argumentCheck(/** @type {{ schema?: unknown }} */ (outputSchema).schema ?? outputSchema);
+    const check =
+      validate === undefined
+        ? undefined
+        : async (/** @type {unknown} */ value) => {
+            const r = /** @type {{ issues?: Iterable<unknown> }} */ (await validate(value));
+            return r.issues === undefined ? null : problems(r.issues);
+          };
     this.#tools = /** @type {readonly import("./tool.cjs").ToolObject[]} */ (tools);
     this.#keepFailures = onToolException === "fail";
     this.#native = guard(
@@ -313,6 +328,8 @@ class Agent {
           dispatch.abort,
           dispatch.approver(registry),
           nativeToolsets,
+          check === undefined ? undefined : caller(check),
+          check === undefined ? undefined : abort,
         ),
     );
   }

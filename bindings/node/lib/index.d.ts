@@ -528,6 +528,13 @@ export interface AgentOptions {
    * call (tools a server adds or removes are seen).
    */
   toolsets?: readonly (McpServer | Toolset)[];
+  /**
+   * Final answers that do not fit `outputSchema` (not JSON, refused by its
+   * JSON Schema or by a Standard Schema's own checks: zod refinements) sent
+   * back to the model with the problems, per run, before the run fails
+   * with RunError `invalid_output` (default 1).
+   */
+  outputRetries?: number;
 }
 
 /** An error kind a fallback may move on by. */

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::checkpoint::NativeCheckpoint;
 use crate::errors::{bind, config_error, parse, text_of};
 use crate::host::{CallArgs, Host, RunTag, call_tool};
-use crate::js_call::Failure;
+use crate::js_call::{Failure, JsFunction};
 use crate::mcp::{Given, Hosted, NativeToolsetList};
 use crate::models::NativeModel;
 use crate::store::NativeStore;
@@ -115,6 +115,29 @@ fn tool_def(v: &Value) -> Result<ToolDef, String> {
     })
 }
 
+/// What the Standard Schema's `validate` said of a structured answer:
+/// `null` (it fits) or `[{path, message}]`.
+fn judged(answer: Result<String, Failure>) -> Result<(), Vec<String>> {
+    let text = match answer {
+        Ok(text) => text,
+        Err(Failure::Thrown { name, message }) => {
+            return Err(vec![format!(
+                "(output): the schema's validate threw {name}: {message}"
+            )]);
+        }
+        Err(Failure::Gone(message)) => return Err(vec![message]),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Null) => Ok(()),
+        Ok(problems) => {
+            Err(parlance_bindings::output::problem_lines(&problems).unwrap_or_else(|e| vec![e]))
+        }
+        Err(e) => Err(vec![format!(
+            "(output): the schema's issues are not readable: {e}"
+        )]),
+    }
+}
+
 /// A JavaScript toolset: asked (with the run's tag, for its `deps`)
 /// before each model call; its tools are the agent's host's, by their
 /// index in the package's registry of the agent's tools.
@@ -207,6 +230,7 @@ impl NativeAgent {
     /// Builds the agent; `call`, `abort` and `approve` are the package's
     /// dispatcher functions (see `host.rs`).
     #[napi(constructor, catch_unwind)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         settings: String,
         model: Either3<String, &NativeModel, &NativeModelList>,
@@ -215,6 +239,8 @@ impl NativeAgent {
         abort: Function<'_, i64, ()>,
         approve: Function<'_, (u32, String), bool>,
         toolsets: Option<&NativeToolsetList>,
+        output_check: Option<Function<'_, (i64, String), ()>>,
+        output_check_abort: Option<Function<'_, i64, ()>>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
@@ -234,6 +260,13 @@ impl NativeAgent {
                 Given::Mcp(server) => b = b.toolset(server.clone()),
                 Given::Hosted(h) => b = b.toolset(hosted_toolset(&host, h)),
             }
+        }
+        if let (Some(call), Some(abort)) = (output_check, output_check_abort) {
+            let f = Arc::new(JsFunction::new(call, abort, "outputSchema".into())?);
+            b = b.output_validator(move |v| {
+                let f = Arc::clone(&f);
+                Box::pin(async move { judged(f.invoke(v.to_string()).await) })
+            });
         }
         let agent = b.build().map_err(|e| config_error(e.to_string()))?;
         Ok(NativeAgent { agent })

@@ -146,7 +146,7 @@ test("bad input is a FormatError naming where", async (t) => {
 
 test("an output schema (zod): the answer is validated JSON in output; a bad one fails the run", async (t) => {
   const { z } = await import("zod");
-  const mock = await startMock([text('{"city":"Paris","celsius":21}'), text('{"city":"Paris"}')]);
+  const mock = await startMock([text('{"city":"Paris","celsius":21}'), text('{"city":"Paris"}'), text('{"city":"Lyon"}')]);
   t.after(mock.close);
   const agent = agentFor(mock, { outputSchema: { name: "weather", schema: z.object({ city: z.string(), celsius: z.number() }) } });
   const r = await agent.run("Weather?");
@@ -156,7 +156,9 @@ test("an output schema (zod): the answer is validated JSON in output; a bad one 
   const e = await agent.run("Weather?").catch((e) => e);
   assert.ok(e instanceof RunError, e);
   assert.equal(e.code, "invalid_output");
-  assert.match(e.message, /celsius/);
+  assert.match(e.message, /\(after 1 retry\): celsius/);
+  // The misfit went back to the model once, with the problem.
+  assert.match(mock.requests[2].body.messages.at(-1).content, /^the final answer does not match the output schema: celsius/);
 });
 
 test("an AbortSignal cancels a run: the promise rejects with its reason, the tool's signal aborts", async (t) => {
@@ -226,4 +228,42 @@ test("a dropped thinking block is a log record, and by default a process warning
   }
   const parlance = warnings.filter((w) => w.name === "ParlanceWarning" && w.message.includes("thinking dropped"));
   assert.equal(parlance.length, 1, warnings.map((w) => `${w.name}: ${w.message}`).join("\n"));
+});
+
+test("an output that fails its schema twice then fits completes (outputRetries)", async (t) => {
+  const { z } = await import("zod");
+  const mock = await startMock([text('{"order_id":"A-1"}'), text("A-1, 20 EUR"), text('{"order_id":"A-1","amount":20}')]);
+  t.after(mock.close);
+  const schema = z.object({ order_id: z.string(), amount: z.number() });
+  const r = await agentFor(mock, { outputSchema: { name: "refund", schema }, outputRetries: 2 }).run("Refund A-1");
+  assert.deepEqual(r.output, { order_id: "A-1", amount: 20 });
+  assert.equal(mock.requests.length, 3);
+  const lastUser = (i) => mock.requests[i].body.messages.filter((m) => m.role === "user").at(-1).content;
+  assert.match(lastUser(1), /^the final answer does not match the output schema: .*amount/);
+  assert.match(lastUser(2), /^the final answer is not JSON: /);
+  assert.deepEqual(
+    r.messages.filter((m) => m.role === "user").map((m) => m.metadata?.output_retry ?? null),
+    [null, 1, 2],
+  );
+});
+
+test("what a zod refinement refuses goes back to the model; past the budget the run fails", async (t) => {
+  const { z } = await import("zod");
+  const schema = z.object({ order_id: z.string(), amount: z.number().refine((a) => a <= 100, { message: "is over the 100 EUR limit" }) });
+  const mock = await startMock([text('{"order_id":"A-1","amount":250}'), text('{"order_id":"A-1","amount":80}')]);
+  t.after(mock.close);
+  const r = await agentFor(mock, { outputSchema: { name: "refund", schema } }).run("Refund A-1");
+  assert.deepEqual(r.output, { order_id: "A-1", amount: 80 });
+  const sent = mock.requests[1].body.messages.filter((m) => m.role === "user").at(-1).content;
+  assert.match(sent, /^the final answer was refused by the output validator: .*amount.*is over the 100 EUR limit/);
+
+  const over = await startMock([text('{"order_id":"A-1","amount":250}'), text('{"order_id":"A-1","amount":300}')]);
+  t.after(over.close);
+  const e = await agentFor(over, { outputSchema: { name: "refund", schema } }).run("Refund A-1").catch((x) => x);
+  assert.ok(e instanceof RunError && e.code === "invalid_output", String(e));
+  assert.match(e.message, /refused by the output validator \(after 1 retry\)/);
+  assert.throws(
+    () => agentFor(over, { outputSchema: { name: "refund", schema }, outputRetries: -1 }),
+    (x) => x.name === "ConfigError" && /outputRetries: expected a whole number of at least 0, got -1/.test(x.message),
+  );
 });

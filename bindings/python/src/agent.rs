@@ -76,6 +76,38 @@ fn given_model(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<(GivenModel
     Ok((GivenModel::List(models), wants_loop))
 }
 
+/// The run's check of a structured answer: the package's pydantic check
+/// (``value -> None | [{path, message}]``), on a worker thread with the
+/// GIL. What it raises is a problem the model reads too.
+fn output_validator(
+    check: Py<PyAny>,
+) -> impl Fn(serde_json::Value) -> futures::future::BoxFuture<'static, Result<(), Vec<String>>>
++ Send
++ Sync
++ 'static {
+    let check = Arc::new(check);
+    move |value| {
+        let check = Arc::clone(&check);
+        Box::pin(async move {
+            let judged = tokio::task::spawn_blocking(move || {
+                Python::attach(|py| -> Result<(), Vec<String>> {
+                    let raised = |e: PyErr| vec![format!("(output): the validator raised {e}")];
+                    let v = to_py(py, &value).map_err(raised)?;
+                    let out = check.bind(py).call1((v,)).map_err(raised)?;
+                    if out.is_none() {
+                        return Ok(());
+                    }
+                    let problems = from_py(&out, "(problems)").map_err(raised)?;
+                    Err(parlance_bindings::output::problem_lines(&problems)
+                        .unwrap_or_else(|e| vec![e]))
+                })
+            })
+            .await;
+            judged.unwrap_or_else(|e| Err(vec![format!("(output): the validator failed: {e}")]))
+        })
+    }
+}
+
 /// What a run does, built once and given to `Agent.run`, `run_blocking`
 /// or `stream` (which take it: a work runs once).
 #[pyclass(module = "parlance._core", name = "Work", frozen)]
@@ -222,7 +254,7 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new()))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None))]
     fn new(
         py: Python<'_>,
         model: &Bound<'_, PyAny>,
@@ -230,6 +262,7 @@ impl PyAgent {
         settings: &Bound<'_, PyAny>,
         output_type: Option<Py<PyAny>>,
         toolsets: Vec<Bound<'_, PyAny>>,
+        output_check: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -261,6 +294,9 @@ impl PyAgent {
                     ),
                 ));
             }
+        }
+        if let Some(check) = output_check {
+            b = b.output_validator(output_validator(check));
         }
         let agent = b.build().map_err(|e| config_error(py, e.to_string()))?;
         Ok(PyAgent {

@@ -34,7 +34,7 @@ use parlance_format::{ToolCall, ToolSpec};
 use parlance_model::{IntoModel, Model, ModelOptions};
 use serde_json::{Value, json};
 
-pub use builder::{AgentBuilder, Limits};
+pub use builder::{AgentBuilder, Limits, OutputValidator};
 pub use events::{Checkpoint, CheckpointError, RunEvent, Step};
 pub use input::{Resume, RunInput};
 pub use resume::DecisionError;
@@ -64,6 +64,8 @@ struct Inner {
     previous_approval_keys: Vec<Arc<[u8]>>,
     /// The price table for messages' costs; `None`: the built-in one.
     prices: Option<Arc<parlance_prices::PriceTable>>,
+    /// The application's check of a structured final answer.
+    output_validator: Option<builder::OutputValidator>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -158,6 +160,7 @@ impl Agent {
                 "tool_concurrency": l.tool_concurrency,
                 "on_tool_exception": l.on_tool_exception,
                 "max_tool_output": l.max_tool_output,
+                "output_retries": l.output_retries,
             },
             "options": self.inner.options,
         })

@@ -703,6 +703,10 @@ async fn output_schema_gives_a_structured_output() {
     let model = ScriptedModel::new([says("{\"city\": \"Paris\"}"), says("{\"town\": \"Paris\"}")]);
     let a = Agent::builder(Arc::new(model.clone()))
         .output_schema("place", schema)
+        .limits(Limits {
+            output_retries: 0,
+            ..Limits::default()
+        })
         .build()
         .unwrap();
     let r = a.run(RunInput::text("Where?")).await;
@@ -723,6 +727,105 @@ async fn output_schema_gives_a_structured_output() {
     assert_eq!(
         e.message,
         "the final answer does not match the output schema: city: required property missing"
+    );
+}
+
+/// Issue 32: an answer that does not fit goes back to the model with the
+/// problems, as a user message of the thread (marked in its metadata, so
+/// a resumed run counts it too), within `output_retries`.
+#[tokio::test]
+async fn an_output_that_fails_its_schema_twice_then_fits_completes() {
+    let schema =
+        json!({"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}});
+    let model = ScriptedModel::new([
+        says("{\"town\": \"Paris\"}"),
+        says("Paris, I think"),
+        says("{\"city\": \"Paris\"}"),
+    ]);
+    let a = Agent::builder(Arc::new(model.clone()))
+        .output_schema("place", schema.clone())
+        .limits(Limits {
+            output_retries: 2,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let r = a.run(RunInput::text("Where?")).await;
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+    assert_eq!(r.output, json!({"city": "Paris"}));
+    let sent = model.received();
+    assert_eq!(sent.len(), 3);
+    let retry = sent[1].messages.last().unwrap();
+    assert_eq!(retry.role, Role::User);
+    assert_eq!(
+        retry.text(),
+        "the final answer does not match the output schema: city: required property missing. Answer again, with only the JSON of the output schema."
+    );
+    let second = sent[2].messages.last().unwrap().text();
+    assert!(
+        second.starts_with("the final answer is not JSON: expected value"),
+        "{second}"
+    );
+    let marks: Vec<_> = r
+        .messages
+        .iter()
+        .filter_map(|m| {
+            m.metadata
+                .as_ref()
+                .and_then(|d| d.get("output_retry"))
+                .cloned()
+        })
+        .collect();
+    assert_eq!(marks, [json!(1), json!(2)]);
+
+    // One retry only: the second misfit ends the run, saying so.
+    let model = ScriptedModel::new([says("{\"town\": 1}"), says("{\"town\": 2}")]);
+    let a = Agent::builder(Arc::new(model.clone()))
+        .output_schema("place", schema)
+        .build()
+        .unwrap();
+    let r = a.run(RunInput::text("Where?")).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "invalid_output");
+    assert_eq!(
+        e.message,
+        "the final answer does not match the output schema (after 1 retry): city: required property missing"
+    );
+    assert_eq!(e.cause, Some(json!({"town": 2})));
+}
+
+/// The application's validator refuses what the schema allows: its
+/// problems go back to the model the same way.
+#[tokio::test]
+async fn the_output_validator_refuses_and_the_model_fixes_it() {
+    let schema = json!({"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}});
+    let model = ScriptedModel::new([says("{\"amount\": 250}"), says("{\"amount\": 80}")]);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&seen);
+    let a = Agent::builder(Arc::new(model.clone()))
+        .output_schema("refund", schema)
+        .output_validator(move |v| {
+            kept.lock().unwrap().push(v.clone());
+            Box::pin(async move {
+                match v["amount"].as_f64() {
+                    Some(a) if a > 100.0 => {
+                        Err(vec![format!("/amount: {a} is over the 100 EUR limit")])
+                    }
+                    _ => Ok(()),
+                }
+            })
+        })
+        .build()
+        .unwrap();
+    let r = a.run(RunInput::text("Refund")).await;
+    assert_eq!(r.output, json!({"amount": 80}), "{:?}", r.error);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [json!({"amount": 250}), json!({"amount": 80})]
+    );
+    assert_eq!(
+        model.received()[1].messages.last().unwrap().text(),
+        "the final answer was refused by the output validator: /amount: 250 is over the 100 EUR limit. Answer again, with only the JSON of the output schema."
     );
 }
 

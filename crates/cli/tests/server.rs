@@ -579,3 +579,92 @@ async fn an_agents_price_table_prices_its_runs() {
         "{err}"
     );
 }
+
+/// Issue 32 through `parlance serve` and its TOML: an agent's
+/// `output_schema` makes the response's `output` the JSON value, and an
+/// answer that misses it twice goes back to the model (`output_retries`),
+/// stored on the thread, until one fits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toml_agents_output_retries_until_the_answer_fits_its_schema() {
+    let provider = ReplayServer::start(vec![
+        chat(text(r#"{"order_id": "A-1"}"#)),
+        chat(text("A-1 was shipped")),
+        chat(text(r#"{"order_id": "A-1", "status": "shipped"}"#)),
+    ])
+    .await;
+    let dir = temp_dir();
+    let agent = r#"output_retries = 2
+[agents.support.output_schema]
+name = "order"
+schema = { type = "object", required = ["order_id", "status"], properties = { order_id = { type = "string" }, status = { type = "string" } } }
+"#;
+    let cfg = config_with(
+        &dir,
+        &provider.url,
+        "http://127.0.0.1:9",
+        "",
+        &Extra {
+            agent,
+            ..Extra::default()
+        },
+    );
+    let server = start(&cfg);
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let id = t["id"].as_str().unwrap();
+    let (status, r) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Where is A-1?", "thread_id": id}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["output"], json!({"order_id": "A-1", "status": "shipped"}));
+    let sent = provider.received();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        sent[0].body["response_format"]["json_schema"]["name"],
+        "order"
+    );
+    let last_user = |i: usize| {
+        let msgs = sent[i].body["messages"].as_array().unwrap().clone();
+        msgs.into_iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .clone()
+    };
+    assert!(
+        last_user(1).as_str().unwrap().starts_with(
+            "the final answer does not match the output schema: status: required property missing"
+        ),
+        "{}",
+        last_user(1)
+    );
+    assert!(
+        last_user(2)
+            .as_str()
+            .unwrap()
+            .starts_with("the final answer is not JSON")
+    );
+    let (_, thread) = get(&server.url, &format!("/v1/threads/{id}"), None).await;
+    let roles: Vec<&str> = thread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["message"]["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ],
+        "the retries are stored with the thread"
+    );
+}

@@ -274,6 +274,17 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
 }
 
+/// An agent's structured output.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSchemaConfig {
+    /// Its name, sent to the provider (default `output`).
+    pub name: Option<String>,
+    /// A JSON Schema (an object).
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub schema: serde_json::Value,
+}
+
 /// An agent.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -300,6 +311,13 @@ pub struct AgentConfig {
     pub max_model_calls: Option<u32>,
     /// Invalid-argument calls tolerated per run.
     pub max_invalid_arguments: Option<u32>,
+    /// The final answer must be JSON satisfying this schema; it becomes
+    /// the response's `output` (`[agents.NAME.output_schema] name =
+    /// "order"`, and `schema` a JSON Schema as a TOML table).
+    pub output_schema: Option<OutputSchemaConfig>,
+    /// Final answers that do not fit the output schema sent back to the
+    /// model with the problems, per run (default 1; 0: fail at once).
+    pub output_retries: Option<u32>,
     /// Tool timeout.
     pub tool_timeout_ms: Option<u64>,
     /// `return_to_model`, `return_generic` or `fail`.

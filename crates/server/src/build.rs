@@ -60,6 +60,9 @@ pub enum BuildError {
     /// named one.
     #[error("prices: {0}")]
     Prices(String),
+    /// `output_schema` is not a JSON Schema object.
+    #[error("{0}")]
+    OutputSchema(String),
     /// An agent names a tool `[tools]` does not have.
     #[error("tools: no tool named {name:?} in the configuration")]
     UnknownTool {
@@ -395,6 +398,9 @@ pub fn agent_with(
     if let Some(n) = a.max_invalid_arguments {
         limits.max_invalid_arguments = n;
     }
+    if let Some(n) = a.output_retries {
+        limits.output_retries = n;
+    }
     if let Some(ms) = a.tool_timeout_ms {
         limits.tool_timeout = Duration::from_millis(ms);
     }
@@ -425,6 +431,16 @@ pub fn agent_with(
     }
     if let Some(i) = &a.instructions {
         b = b.instructions(i.clone());
+    }
+    if let Some(o) = &a.output_schema {
+        if !o.schema.is_object() {
+            return Err(BuildError::OutputSchema(format!(
+                "output_schema.schema: expected a JSON Schema object, got {}",
+                o.schema
+            )));
+        }
+        let name = o.name.clone().unwrap_or_else(|| "output".into());
+        b = b.output_schema(name, o.schema.clone());
     }
     if let Some(path) = &a.prices {
         let table = parlance_prices::PriceTable::from_file(path)

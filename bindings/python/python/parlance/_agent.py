@@ -31,7 +31,7 @@ from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
 from ._mcp import McpServer
 from ._providers import Provider
-from ._schema import output_schema
+from ._schema import output_check, output_schema
 from ._store import Store
 from ._tools import Tool
 from ._toolset import Toolset
@@ -88,6 +88,10 @@ class Agent(Generic[T]):
     makes the final answer JSON satisfying its schema, and ``output`` an
     instance of it. ``prices``: a JSON price table file (genai-prices'
     format) for the messages' ``cost``, consulted before the built-in one.
+    ``output_retries`` (default 1): final answers that do not fit
+    ``output_type`` (not JSON, refused by its schema or by pydantic's
+    validators) sent back to the model with the problems, per run, before
+    it fails with ``RunError`` ``invalid_output``.
     ``toolsets``: ``McpServer``s and ``Toolset``s whose tools the agent
     offers too (listed before each model call, so tools that come and go
     are seen).
@@ -129,6 +133,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None: ...
 
@@ -153,6 +158,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None: ...
 
@@ -176,6 +182,7 @@ class Agent(Generic[T]):
         previous_approval_keys: Iterable[str] = (),
         fallback_on: Optional[Iterable[str]] = None,
         prices: Optional[Union[str, os.PathLike[str]]] = None,
+        output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
     ) -> None:
         if provider is not None:
@@ -186,9 +193,11 @@ class Agent(Generic[T]):
         self.output_type = output_type
         schema: Optional[Dict[str, Any]] = None
         validate = None
+        check = None
         if output_type is not None and output_type is not str:
             out_name, out_schema, validate = output_schema(output_type)
             schema = {"name": out_name, "schema": out_schema}
+            check = output_check(validate)
         settings: Dict[str, Any] = {
             "instructions": instructions,
             "name": name,
@@ -204,13 +213,19 @@ class Agent(Generic[T]):
             "previous_approval_keys": list(previous_approval_keys),
             "fallback_on": list(fallback_on) if fallback_on is not None else None,
             "prices": os.fspath(prices) if prices is not None else None,
+            "output_retries": output_retries,
         }
         self.toolsets: List[Union[McpServer, Toolset]] = list(toolsets)
         for i, t in enumerate(self.toolsets):
             if not isinstance(t, (McpServer, Toolset)):
                 raise ConfigError(f"toolsets[{i}]: expected an McpServer or a Toolset, got {type(t).__name__}")
         self._core = _core.Agent(
-            model, [t._core for t in self.tools], settings, validate, [t._core for t in self.toolsets]
+            model,
+            [t._core for t in self.tools],
+            settings,
+            validate,
+            [t._core for t in self.toolsets],
+            output_check=check,
         )
 
     def _run_work(

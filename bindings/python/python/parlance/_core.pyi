@@ -184,6 +184,8 @@ class Agent:
         settings: Dict[str, Any],
         output_type: Optional[Callable[[Any], Any]] = None,
         toolsets: Sequence[Any] = (),
+        *,
+        output_check: Optional[Callable[[Any], Any]] = None,
     ) -> None: ...
     @property
     def has_async_tools(self) -> bool: ...

@@ -67,6 +67,23 @@ class Signature:
         return args
 
 
+def output_check(validate: Callable[[Any], Any]) -> Callable[[Any], Optional[List[Dict[str, Any]]]]:
+    """The run's check of a structured answer that matched the schema:
+    what pydantic refuses on top (validators, constraints the schema
+    cannot say) as ``[{path, message}]``, ``None`` when it fits. The Rust
+    core sends the problems back to the model (``output_retries``)."""
+    import pydantic
+
+    def check(value: Any) -> Optional[List[Dict[str, Any]]]:
+        try:
+            validate(value)
+        except pydantic.ValidationError as e:
+            return [{"path": list(err["loc"]), "message": _message(err)} for err in e.errors()]
+        return None
+
+    return check
+
+
 def _message(error: Any) -> str:
     """pydantic's message for one problem; a validator's own ``ValueError``
     or ``assert`` without pydantic's "Value error, " in front."""

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use parlance_format::ToolSpec;
 use parlance_model::{Model, ModelOptions, OutputSchema};
 use parlance_prices::PriceTable;
@@ -30,6 +31,11 @@ pub struct Limits {
     /// tools may set their own). Beyond it the result is replaced by a
     /// short error the model reads; nothing huge is kept.
     pub max_tool_output: usize,
+    /// Final answers that do not fit (not JSON, not matching the output
+    /// schema, refused by the output validator) sent back to the model
+    /// with the problems, per run, before it ends `invalid_output`
+    /// (default 1).
+    pub output_retries: u32,
 }
 
 impl Default for Limits {
@@ -41,6 +47,7 @@ impl Default for Limits {
             tool_concurrency: None,
             on_tool_exception: OnToolException::ReturnToModel,
             max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
+            output_retries: 1,
         }
     }
 }
@@ -57,7 +64,14 @@ pub struct AgentBuilder {
     approval_key: Option<Arc<[u8]>>,
     previous_approval_keys: Vec<Arc<[u8]>>,
     prices: Option<Arc<PriceTable>>,
+    output_validator: Option<OutputValidator>,
 }
+
+/// Checks a structured final answer beyond its schema (see
+/// [`AgentBuilder::output_validator`]): `Err` holds the problems, one
+/// sentence each, that the model reads.
+pub type OutputValidator =
+    Arc<dyn Fn(Value) -> BoxFuture<'static, Result<(), Vec<String>>> + Send + Sync>;
 
 impl AgentBuilder {
     pub(super) fn new(model: Arc<dyn Model>) -> Self {
@@ -72,6 +86,7 @@ impl AgentBuilder {
             approval_key: None,
             previous_approval_keys: Vec::new(),
             prices: None,
+            output_validator: None,
         }
     }
 
@@ -147,6 +162,35 @@ impl AgentBuilder {
         self
     }
 
+    /// Checks the structured final answer once it matches the output
+    /// schema (a rule the schema cannot say: a date in the future, an id
+    /// that exists). Its problems go back to the model like the schema's,
+    /// within [`Limits::output_retries`], before the run ends
+    /// `invalid_output`. Without an output schema it is never called.
+    ///
+    /// ```
+    /// # use parlance_agent::Agent;
+    /// # use parlance_model::scripted::ScriptedModel;
+    /// # use serde_json::json;
+    /// let agent = Agent::builder(ScriptedModel::new([]))
+    ///     .output_schema("refund", json!({"type": "object", "properties": {"amount": {"type": "number"}}}))
+    ///     .output_validator(|v| Box::pin(async move {
+    ///         match v["amount"].as_f64() {
+    ///             Some(a) if a > 100.0 => Err(vec![format!("/amount: {a} is over the 100 EUR limit")]),
+    ///             _ => Ok(()),
+    ///         }
+    ///     }))
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn output_validator(
+        mut self,
+        check: impl Fn(Value) -> BoxFuture<'static, Result<(), Vec<String>>> + Send + Sync + 'static,
+    ) -> Self {
+        self.output_validator = Some(Arc::new(check));
+        self
+    }
+
     /// Compiles every schema; fails on a bad schema or a duplicate tool name.
     pub fn build(self) -> Result<Agent, ToolBoxError> {
         let mut tools = ToolBox::new();
@@ -174,6 +218,7 @@ impl AgentBuilder {
                 approval_key: self.approval_key,
                 previous_approval_keys: self.previous_approval_keys,
                 prices: self.prices,
+                output_validator: self.output_validator,
             }),
         })
     }

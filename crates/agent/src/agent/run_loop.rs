@@ -74,7 +74,19 @@ impl Agent {
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
             state.request.messages.push(message);
             if calls.is_empty() {
-                return self.complete(state);
+                match self.complete(state).await {
+                    Ending::Done(r) => return r,
+                    Ending::Retry(retry) => {
+                        // The problems go back to the model, as a message
+                        // of the thread like any other.
+                        hooks.emit(RunEvent::MessageCompleted(retry.clone()));
+                        if let Err(e) = hooks.commit(Step::Append(&retry)).await {
+                            return state.failed(not_stored(e));
+                        }
+                        state.request.messages.push(retry);
+                        continue;
+                    }
+                }
             }
 
             // Calls that need approval wait; the others run now, together.
@@ -224,15 +236,16 @@ impl Agent {
     }
 
     /// The model stopped: the output is its text, or its JSON value when an
-    /// output schema is set.
-    fn complete(&self, state: &State) -> Response {
+    /// output schema is set. A value that does not fit goes back to the
+    /// model with its problems while output retries remain.
+    async fn complete(&self, state: &State) -> Ending {
         let last = state
             .request
             .messages
             .last()
             .expect("a message was just added");
         let Some(validator) = &self.inner.output else {
-            return state.response(RunStatus::Completed, Value::String(last.text()));
+            return Ending::Done(state.response(RunStatus::Completed, Value::String(last.text())));
         };
         let value = last.content.iter().find_map(|b| match b {
             Block::Json { json } => Some(Ok(json.clone())),
@@ -241,33 +254,81 @@ impl Agent {
         let value = value.unwrap_or_else(|| {
             serde_json::from_str::<Value>(&last.text()).map_err(|e| e.to_string())
         });
-        match value {
-            Err(e) => state.failed(
-                RunError::new(
-                    "invalid_output",
-                    format!("the final answer is not JSON: {e}"),
-                )
-                .with_cause(Value::String(last.text())),
+        let (summary, problems, cause) = match value {
+            Err(e) => (
+                "the final answer is not JSON",
+                vec![e],
+                Value::String(last.text()),
             ),
             Ok(v) => {
-                let problems = validator.problems(&v);
-                if problems.is_empty() {
-                    state.response(RunStatus::Completed, v)
+                let mut problems = validator.problems(&v);
+                let summary = if !problems.is_empty() {
+                    "the final answer does not match the output schema"
+                } else if let Some(check) = &self.inner.output_validator {
+                    if let Err(p) = check(v.clone()).await {
+                        problems = p;
+                    }
+                    "the final answer was refused by the output validator"
                 } else {
-                    state.failed(
-                        RunError::new(
-                            "invalid_output",
-                            format!(
-                                "the final answer does not match the output schema: {}",
-                                problems.join("; ")
-                            ),
-                        )
-                        .with_cause(v),
-                    )
+                    ""
+                };
+                if problems.is_empty() {
+                    return Ending::Done(state.response(RunStatus::Completed, v));
                 }
+                (summary, problems, v)
             }
+        };
+        let used = output_retries(state.turn());
+        if used < self.inner.limits.output_retries {
+            let mut retry = Message::user(format!(
+                "{summary}: {}. Answer again, with only the JSON of the output schema.",
+                problems.join("; ")
+            ));
+            retry.metadata = Some(serde_json::Map::from_iter([(
+                OUTPUT_RETRY.to_string(),
+                Value::from(used + 1),
+            )]));
+            return Ending::Retry(retry);
         }
+        let after = match used {
+            0 => String::new(),
+            1 => " (after 1 retry)".to_string(),
+            n => format!(" (after {n} retries)"),
+        };
+        Ending::Done(
+            state.failed(
+                RunError::new(
+                    "invalid_output",
+                    format!("{summary}{after}: {}", problems.join("; ")),
+                )
+                .with_cause(cause),
+            ),
+        )
     }
+}
+
+/// How a turn without tool calls ends.
+enum Ending {
+    /// The run's response.
+    Done(Response),
+    /// The answer did not fit: this message tells the model why.
+    Retry(Message),
+}
+
+/// The metadata key of a message that sent an answer back (its value:
+/// which retry it is), so that retries are counted from the thread itself.
+pub(super) const OUTPUT_RETRY: &str = "output_retry";
+
+/// Output retries already spent in this turn.
+fn output_retries(turn: &[Message]) -> u32 {
+    turn.iter()
+        .filter(|m| {
+            m.role == parlance_format::Role::User
+                && m.metadata
+                    .as_ref()
+                    .is_some_and(|d| d.contains_key(OUTPUT_RETRY))
+        })
+        .count() as u32
 }
 
 fn has_artifacts(messages: &[Message]) -> bool {
