@@ -434,7 +434,6 @@ export declare class McpServer {
   readonly name: string;
   /** Stops it now; the next run that needs it starts it again. */
   shutdown(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface StoreOptions {
