@@ -168,3 +168,25 @@ impl Drop for PendingCall {
         });
     }
 }
+
+/// Runs `asyncio.run(coro)`: an `async def` of the application's (a
+/// model, a checkpoint, a toolset) called where no loop runs.
+pub fn run_coroutine<'py>(py: Python<'py>, coro: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    static RUN: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    RUN.import(py, "asyncio", "run")?.call1((coro,))
+}
+
+/// An exception's class name and message, for an error sentence.
+pub fn exception_text(py: Python<'_>, err: &PyErr) -> (String, String) {
+    let kind = err
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "Exception".into());
+    let message = err
+        .value(py)
+        .str()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    (kind, message)
+}

@@ -11,7 +11,6 @@ use parlance::Checkpoint;
 use parlance_bindings::Dialect;
 use parlance_bindings::checkpoint::HostCheckpoint;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 
 use crate::call::start_on_loop;
 use crate::convert::to_py;
@@ -27,26 +26,12 @@ pub fn is_async(py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 /// The sentence of the run's error, and the exception kept as its cause.
 fn raised(py: Python<'_>, ctx: &RunCtx, err: PyErr) -> String {
-    let kind = err
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let message = err
-        .value(py)
-        .str()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let (kind, message) = crate::call::exception_text(py, &err);
     ctx.failures
         .lock()
         .expect("not poisoned")
         .insert(FAILURE_KEY.into(), err);
     format!("checkpoint raised {kind}: {message}")
-}
-
-fn run_coroutine<'py>(py: Python<'py>, coro: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    static RUN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    RUN.import(py, "asyncio", "run")?.call1((coro,))
 }
 
 /// `f` as the run's checkpoint.
@@ -73,7 +58,7 @@ pub fn checkpoint(f: Py<PyAny>, is_async: bool, ctx: Arc<RunCtx>) -> Arc<dyn Che
                     let call = || {
                         let out = f.bind(py).call1((to_py(py, &step)?,))?;
                         if is_async {
-                            run_coroutine(py, out)?;
+                            crate::call::run_coroutine(py, out)?;
                         }
                         Ok(())
                     };

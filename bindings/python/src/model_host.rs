@@ -133,16 +133,7 @@ fn arguments<'py>(
 
 /// What a Python exception says, as the call's error.
 fn raised(py: Python<'_>, label: &str, err: PyErr) -> ModelError {
-    let kind = err
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let message = err
-        .value(py)
-        .str()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let (kind, message) = crate::call::exception_text(py, &err);
     let message = format!("{label}.request raised {kind}: {message}");
     if err.is_instance_of::<pyo3::exceptions::PyTimeoutError>(py) {
         ModelError::Timeout { message }
@@ -179,12 +170,6 @@ fn answer(label: &str, value: &Bound<'_, PyAny>) -> Result<Message, ModelError> 
     Message::from_value(&v).map_err(|e| bad(format!("a message that is not canonical: {e}")))
 }
 
-/// Runs `asyncio.run(coro)`: an `async def` model in a `_sync` run.
-fn run_coroutine<'py>(py: Python<'py>, coro: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    static RUN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    RUN.import(py, "asyncio", "run")?.call1((coro,))
-}
-
 async fn call(hosted: Arc<Hosted>, request: ModelRequest) -> Result<Message, ModelError> {
     let run = parlance::agent::current_deps::<Arc<RunCtx>>();
     let on_loop = run.filter(|r| hosted.is_async && r.event_loop.is_some());
@@ -219,7 +204,7 @@ async fn call(hosted: Arc<Hosted>, request: ModelRequest) -> Result<Message, Mod
                     .bind(py)
                     .call_method("request", (messages,), Some(&kwargs))?;
                 if hosted.is_async {
-                    run_coroutine(py, out)
+                    crate::call::run_coroutine(py, out)
                 } else {
                     Ok(out)
                 }

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use parlance_bindings::toolset::{HostToolset, Listed};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 
 use crate::call::start_on_loop;
 use crate::tools::{PyTool, RunCtx};
@@ -21,16 +20,7 @@ pub struct PyToolset {
 }
 
 fn raised(py: Python<'_>, err: PyErr) -> String {
-    let kind = err
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".into());
-    let message = err
-        .value(py)
-        .str()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let (kind, message) = crate::call::exception_text(py, &err);
     format!("its function raised {kind}: {message}")
 }
 
@@ -52,11 +42,6 @@ fn listed(py: Python<'_>, v: &Bound<'_, PyAny>) -> Result<Vec<Listed>, String> {
         });
     }
     Ok(out)
-}
-
-fn run_coroutine<'py>(py: Python<'py>, coro: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    static RUN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    RUN.import(py, "asyncio", "run")?.call1((coro,))
 }
 
 /// The run's `deps` (``None`` outside a run or without deps).
@@ -89,7 +74,7 @@ async fn list(f: Arc<Py<PyAny>>, is_async: bool) -> Result<Vec<Listed>, String> 
                 .call1((deps(py, run.as_deref()),))
                 .map_err(|e| raised(py, e))?;
             let out = if is_async {
-                run_coroutine(py, out).map_err(|e| raised(py, e))?
+                crate::call::run_coroutine(py, out).map_err(|e| raised(py, e))?
             } else {
                 out
             };
