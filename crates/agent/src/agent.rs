@@ -20,6 +20,7 @@
 
 pub mod builder;
 pub mod events;
+mod guard;
 mod input;
 mod resume;
 mod retry;
@@ -36,6 +37,7 @@ use serde_json::{Value, json};
 
 pub use builder::{AgentBuilder, Limits, OutputValidator};
 pub use events::{Checkpoint, CheckpointError, RunEvent, Step};
+pub use guard::Screened;
 pub use input::{Resume, RunInput};
 pub use resume::DecisionError;
 pub(crate) use start::Start;
@@ -66,6 +68,8 @@ struct Inner {
     prices: Option<Arc<parlance_prices::PriceTable>>,
     /// The application's check of a structured final answer.
     output_validator: Option<builder::OutputValidator>,
+    /// The application's guardrails, by point.
+    guards: guard::Guards,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -161,7 +165,9 @@ impl Agent {
                 "on_tool_exception": l.on_tool_exception,
                 "max_tool_output": l.max_tool_output,
                 "output_retries": l.output_retries,
+                "output_hold": l.output_hold,
             },
+            "guardrails": self.inner.guards.names(),
             "options": self.inner.options,
         })
     }

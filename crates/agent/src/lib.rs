@@ -14,6 +14,7 @@ pub mod agent;
 mod current;
 mod digest;
 pub mod engine;
+pub mod guardrail;
 pub mod run;
 pub mod telemetry;
 pub mod tool;
@@ -22,7 +23,7 @@ pub mod validate;
 
 pub use agent::{
     Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
-    RunInput, Step,
+    RunInput, Screened, Step,
 };
 pub use current::current_deps;
 pub use engine::{
@@ -30,6 +31,7 @@ pub use engine::{
     EventSink, FailureCause, InvalidArgumentsBudget, OnToolException, ToolBox, ToolBoxError,
     ToolEvent,
 };
+pub use guardrail::{GuardPoint, Guarded, Guardrail, OutputHold, Verdict};
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
     Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,

@@ -30,7 +30,7 @@ use parlance_format::{Response, RunError, RunStatus, Turn, Usage};
 use serde_json::Value;
 
 use crate::agent::events::Hooks;
-use crate::agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Start};
+use crate::agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Screened, Start};
 
 impl Agent {
     /// A run from `input` (a `&str` or `String` as a user message, a
@@ -43,6 +43,7 @@ impl Agent {
             input: input.into(),
             checkpoint: None,
             retry: false,
+            screened: None,
         }
     }
 
@@ -58,6 +59,7 @@ impl Agent {
             input: RunInput::default(),
             checkpoint: None,
             retry: true,
+            screened: None,
         }
         .turns(turns)
     }
@@ -84,6 +86,7 @@ pub struct RunBuilder<'a> {
     input: RunInput,
     checkpoint: Option<Arc<dyn Checkpoint>>,
     retry: bool,
+    screened: Option<Result<Screened, RunError>>,
 }
 
 impl<'a> RunBuilder<'a> {
@@ -114,6 +117,17 @@ impl<'a> RunBuilder<'a> {
         self
     }
 
+    /// The input as the caller screened it ([`Agent::screen_input`]),
+    /// which becomes the run's input: the input guardrails do not run
+    /// again. For a caller that stores the input before the run.
+    pub fn screened(mut self, screened: Result<Screened, RunError>) -> Self {
+        if let Ok(s) = &screened {
+            self.input.input = s.input().to_vec();
+        }
+        self.screened = Some(screened);
+        self
+    }
+
     /// Runs in the background, reporting progress as events; the last is
     /// `RunCompleted` with the response awaiting would give.
     pub fn stream(self) -> RunStream {
@@ -125,7 +139,7 @@ impl<'a> RunBuilder<'a> {
         let start = if self.retry {
             Start::Retry(self.input)
         } else {
-            Start::Run(self.input)
+            Start::Run(self.input, self.screened.map(Box::new))
         };
         (self.agent, start, self.checkpoint)
     }

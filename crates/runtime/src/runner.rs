@@ -12,9 +12,9 @@ use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use parlance_agent::{
-    Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Step,
+    Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Screened, Step,
 };
-use parlance_format::{Decision, Message, Response, Role, RunStatus, Turn};
+use parlance_format::{Decision, Message, Response, Role, RunError, RunStatus, Turn};
 use tokio::task::JoinHandle;
 
 use parlance_store::{ActiveRun, Store, StoreError};
@@ -186,6 +186,9 @@ enum Work {
     Run {
         history: Vec<Message>,
         input: Vec<Message>,
+        /// What the input guardrails made of it, before it was stored
+        /// (boxed: rare, and large).
+        screened: Option<Box<Result<Screened, RunError>>>,
     },
     /// A retry of the thread's failed run: the thread's history.
     Retry(Vec<Message>),
@@ -233,11 +236,25 @@ impl ThreadRunner {
             self.agent.settings(),
             thread.to_string(),
         );
+        let agent = self.agent.clone();
         let claim = async move {
-            let claim = store.claim_thread(&thread, &settings, &input, true).await?;
+            // Screened before it is stored: what an input guardrail
+            // redacts never reaches the store.
+            let screened = match agent.screens_input() {
+                false => None,
+                true => Some(Box::new(
+                    agent.screen_input(input.clone(), Some(&thread)).await,
+                )),
+            };
+            let stored = match screened.as_deref() {
+                Some(Ok(s)) => s.input(),
+                _ => &input,
+            };
+            let claim = store.claim_thread(&thread, &settings, stored, true).await?;
             let work = Work::Run {
                 history: claim.history,
                 input,
+                screened,
             };
             Ok((claim.run, work))
         };
@@ -470,9 +487,16 @@ async fn execute(
     let run = &checkpoint.run;
     let steps: Arc<dyn Checkpoint> = checkpoint.clone();
     let response = match work {
-        Work::Run { history, input } => {
-            let run = agent
-                .run(input)
+        Work::Run {
+            history,
+            input,
+            screened,
+        } => {
+            let mut builder = agent.run(input);
+            if let Some(s) = screened {
+                builder = builder.screened(*s);
+            }
+            let run = builder
                 .turns([Turn { messages: history }])
                 .id(&run.id)
                 .thread(&run.thread_id)

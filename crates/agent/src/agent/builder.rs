@@ -9,8 +9,10 @@ use parlance_model::{Model, ModelOptions, OutputSchema};
 use parlance_prices::PriceTable;
 use serde_json::Value;
 
+use super::guard::Guards;
 use super::{Agent, Inner};
 use crate::engine::{DEFAULT_MAX_TOOL_OUTPUT, OnToolException, ToolBox};
+use crate::guardrail::{Guardrail, OutputHold};
 use crate::validate::ArgValidator;
 use crate::{DEFAULT_TOOL_TIMEOUT, Tool, ToolBoxError, Toolset};
 
@@ -36,6 +38,9 @@ pub struct Limits {
     /// with the problems, per run, before it ends `invalid_output`
     /// (default 1).
     pub output_retries: u32,
+    /// How a streamed answer's text waits for the output guardrails
+    /// (without any, text is sent as it comes).
+    pub output_hold: OutputHold,
 }
 
 impl Default for Limits {
@@ -48,6 +53,7 @@ impl Default for Limits {
             on_tool_exception: OnToolException::ReturnToModel,
             max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
             output_retries: 1,
+            output_hold: OutputHold::Answer,
         }
     }
 }
@@ -65,6 +71,7 @@ pub struct AgentBuilder {
     previous_approval_keys: Vec<Arc<[u8]>>,
     prices: Option<Arc<PriceTable>>,
     output_validator: Option<OutputValidator>,
+    guards: Guards,
 }
 
 /// Checks a structured final answer beyond its schema (see
@@ -87,6 +94,7 @@ impl AgentBuilder {
             previous_approval_keys: Vec::new(),
             prices: None,
             output_validator: None,
+            guards: Guards::default(),
         }
     }
 
@@ -191,6 +199,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds a guardrail (see [`crate::guardrail`]); guardrails of one
+    /// point run in the order they were added, each seeing the last one's
+    /// replacement.
+    pub fn guardrail(mut self, guardrail: Guardrail) -> Self {
+        self.guards.add(guardrail);
+        self
+    }
+
     /// Compiles every schema; fails on a bad schema or a duplicate tool name.
     pub fn build(self) -> Result<Agent, ToolBoxError> {
         let mut tools = ToolBox::new();
@@ -219,6 +235,7 @@ impl AgentBuilder {
                 previous_approval_keys: self.previous_approval_keys,
                 prices: self.prices,
                 output_validator: self.output_validator,
+                guards: self.guards,
             }),
         })
     }

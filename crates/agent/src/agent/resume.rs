@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::Agent;
 use super::events::Hooks;
+use super::guard::Pending;
 use super::input::Resume;
 use super::state::State;
-use super::turn::Stop;
 use crate::engine::Check;
 
 /// A decision was refused; nothing ran.
@@ -293,12 +293,20 @@ impl Agent {
                 } => to_run.push((slot, call, arguments, approval)),
             }
         }
-        let pairs: Vec<(&ToolCall, &Value)> = to_run.iter().map(|(_, c, a, _)| (c, a)).collect();
-        let reports = self.run_calls(&state, &pairs, hooks).await;
-        let mut stop = Stop::default();
-        for ((slot, _, _, approval), mut report) in to_run.into_iter().zip(reports) {
-            report.result.approval = Some(approval);
-            content[slot] = self.result_block(report, &mut stop);
+        // Approved calls pass the tool-call guardrails like any call
+        // before it runs (a redaction applies to what a reviewer approved).
+        let pending = to_run
+            .iter()
+            .map(|(slot, call, arguments, approval)| Pending {
+                slot: *slot,
+                call,
+                arguments: arguments.clone(),
+                approved: Some(approval.clone()),
+            })
+            .collect();
+        let (settled, stop) = self.settle_calls(&state, pending, hooks).await;
+        for (slot, block) in settled {
+            content[slot] = block;
         }
         if let Some(end) = self
             .end_rewritten_turn(&mut state, content, stop, hooks)

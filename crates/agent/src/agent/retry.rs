@@ -11,13 +11,12 @@
 
 use std::collections::HashMap;
 
-use parlance_format::{Response, Role, ToolCall, ToolResult, ToolStatus};
-use serde_json::Value;
+use parlance_format::{Response, Role, RunError, ToolCall, ToolResult, ToolStatus};
 
 use super::Agent;
 use super::events::Hooks;
+use super::guard::Pending;
 use super::input::RunInput;
-use super::turn::Stop;
 
 /// Whether a result is one a retry runs again.
 fn failed(r: &ToolResult) -> bool {
@@ -28,7 +27,20 @@ impl Agent {
     /// Retries a failed run (see the module's doc): `input.turns` holds the
     /// history, the failed turn last.
     pub(super) async fn retry_failed(&self, input: RunInput, hooks: &Hooks) -> Response {
+        // A run a guardrail blocked is over: asking again would send the
+        // model what was blocked (or answer around it).
+        let blocked = input
+            .turns
+            .last()
+            .and_then(|t| t.messages.last())
+            .is_some_and(crate::guardrail::blocked);
         let mut state = self.start(input);
+        if blocked {
+            return state.failed(RunError::new(
+                "blocked",
+                "the run was blocked by a guardrail; a blocked run is not retried",
+            ));
+        }
         if let Err(e) = self.refresh_tools(&mut state).await {
             return state.failed(e);
         }
@@ -54,7 +66,7 @@ impl Agent {
             .map(|c| (c.id.as_str(), c))
             .collect();
         let mut content = state.request.messages[last].content.clone();
-        let mut runnable: Vec<(usize, &ToolCall)> = Vec::new();
+        let mut runnable: Vec<Pending<'_>> = Vec::new();
         for (i, b) in content.iter_mut().enumerate() {
             let Some(&call) = b
                 .as_tool_result()
@@ -63,18 +75,17 @@ impl Agent {
             else {
                 continue;
             };
-            match self.waiting(&state, call) {
-                Some(request) => *b = request,
-                None => runnable.push((i, call)),
-            }
+            runnable.push(Pending {
+                slot: i,
+                call,
+                arguments: call.arguments.clone(),
+                approved: None,
+            });
         }
-        let pairs: Vec<(&ToolCall, &Value)> =
-            runnable.iter().map(|(_, c)| (*c, &c.arguments)).collect();
-        let reports = self.run_calls(&state, &pairs, hooks).await;
-        let mut stop = Stop::default();
-        let slots: Vec<usize> = runnable.iter().map(|(i, _)| *i).collect();
-        for (i, report) in slots.into_iter().zip(reports) {
-            content[i] = self.result_block(report, &mut stop);
+        // Through the guardrails again, as any call before it runs.
+        let (settled, stop) = self.settle_calls(&state, runnable, hooks).await;
+        for (i, block) in settled {
+            content[i] = block;
         }
         if let Some(end) = self
             .end_rewritten_turn(&mut state, content, stop, hooks)

@@ -4,17 +4,17 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt};
-use parlance_format::{
-    ApprovalRequest, Block, Message, Response, RunError, RunStatus, ToolCall, ToolStatus,
-};
+use parlance_format::{Block, Message, Response, RunError, RunStatus, ToolCall, ToolStatus};
 use parlance_model::{ModelError, ModelRequest, StreamEvent, panic_message};
 use serde_json::{Value, json};
 
 use super::Agent;
 use super::events::{Hooks, RunEvent, Step};
+use super::guard::{Blocked, Output, Pending, rewritten, sentence_end};
 use super::state::State;
-use super::turn::{Place, Stop, not_stored};
-use crate::engine::{BudgetExceeded, CallReport, Check, InvalidArgumentsBudget};
+use super::turn::{Place, not_stored};
+use crate::engine::{BudgetExceeded, CallReport, InvalidArgumentsBudget};
+use crate::guardrail::{OutputHold, note};
 use crate::telemetry;
 use tracing::Instrument;
 
@@ -45,7 +45,7 @@ impl Agent {
             let answer = AssertUnwindSafe(self.call_model(state, hooks))
                 .catch_unwind()
                 .await;
-            let message = match answer {
+            let (message, released) = match answer {
                 Ok(Ok(m)) => m,
                 Err(payload) => {
                     let message = panic_message(&*payload);
@@ -67,15 +67,30 @@ impl Agent {
                 state.usage.add(u);
             }
             state.finish_reason = message.finish_reason;
-            hooks.emit(RunEvent::MessageCompleted(message.clone()));
-            if let Err(e) = hooks.commit(Step::Append(&message)).await {
-                return state.failed(not_stored(e));
-            }
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
-            state.request.messages.push(message);
             if calls.is_empty() {
-                match self.complete(state).await {
-                    Ending::Done(r) => return r,
+                // The answer is checked before anyone sees it.
+                let (message, ending) = self.complete(state, message).await;
+                let message = match ending {
+                    Ending::Blocked(b) => {
+                        return self.end_blocked(state, b, hooks).await;
+                    }
+                    _ => message,
+                };
+                if let Some(text) = unreleased(hooks, &message, released) {
+                    hooks.emit(RunEvent::TextDelta(text));
+                }
+                hooks.emit(RunEvent::MessageCompleted(message.clone()));
+                if let Err(e) = hooks.commit(Step::Append(&message)).await {
+                    return state.failed(not_stored(e));
+                }
+                state.request.messages.push(message);
+                match ending {
+                    Ending::Done(output) => {
+                        return state.response(RunStatus::Completed, output);
+                    }
+                    Ending::Failed(e) => return state.failed(e),
+                    Ending::Blocked(_) => unreachable!("ended above"),
                     Ending::Retry(retry) => {
                         // The problems go back to the model, as a message
                         // of the thread like any other.
@@ -88,27 +103,37 @@ impl Agent {
                     }
                 }
             }
-
-            // Calls that need approval wait; the others run now, together.
-            let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
-            let mut runnable = Vec::new();
-            for (i, call) in calls.iter().enumerate() {
-                match self.waiting(state, call) {
-                    Some(request) => slots[i] = Some(request),
-                    None => runnable.push((i, call)),
-                }
+            if let Some(text) = unreleased(hooks, &message, released) {
+                hooks.emit(RunEvent::TextDelta(text));
             }
-            let pairs: Vec<(&ToolCall, &Value)> =
-                runnable.iter().map(|(_, c)| (*c, &c.arguments)).collect();
-            let reports = self.run_calls(state, &pairs, hooks).await;
-            let mut stop = Stop::default();
-            for ((i, call), report) in runnable.iter().zip(reports) {
-                if report.result.status == ToolStatus::InvalidArguments
-                    && let Err(e) = budget.record(&call.name, &state.tools)
+            hooks.emit(RunEvent::MessageCompleted(message.clone()));
+            if let Err(e) = hooks.commit(Step::Append(&message)).await {
+                return state.failed(not_stored(e));
+            }
+            state.request.messages.push(message);
+
+            // Calls pass the guardrails; those that need approval wait;
+            // the others run now, together.
+            let pending = calls
+                .iter()
+                .enumerate()
+                .map(|(slot, call)| Pending {
+                    slot,
+                    call,
+                    arguments: call.arguments.clone(),
+                    approved: None,
+                })
+                .collect();
+            let (settled, mut stop) = Box::pin(self.settle_calls(state, pending, hooks)).await;
+            let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
+            for (i, block) in settled {
+                if let Block::ToolResult { tool_result } = &block
+                    && tool_result.status == ToolStatus::InvalidArguments
+                    && let Err(e) = budget.record(&calls[i].name, &state.tools)
                 {
                     stop.over_budget.get_or_insert(e);
                 }
-                slots[*i] = Some(self.result_block(report, &mut stop));
+                slots[i] = Some(block);
             }
             let content = slots.into_iter().flatten().collect();
             // Boxed: ending a turn holds more than waiting for the model
@@ -118,24 +143,6 @@ impl Agent {
             {
                 return end;
             }
-        }
-    }
-
-    /// An `approval_request` block in `call`'s place when it must wait
-    /// for a decision (valid arguments, and the tool says so).
-    pub(super) fn waiting(&self, state: &State, call: &ToolCall) -> Option<Block> {
-        match state.tools.check(&call.name, call, &call.arguments) {
-            Check::Ready {
-                needs_approval: true,
-                ..
-            } => {
-                let mut request = ApprovalRequest::for_call(call);
-                request.digest = self.digest(&state.run_id, call);
-                Some(Block::ApprovalRequest {
-                    approval_request: request,
-                })
-            }
-            _ => None,
         }
     }
 
@@ -169,8 +176,13 @@ impl Agent {
         Ok(budget)
     }
 
-    /// One model call, in its `chat` span.
-    async fn call_model(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {
+    /// One model call, in its `chat` span; with the text already sent
+    /// when it streamed held for the output guardrails (`None`: all of it).
+    async fn call_model(
+        &self,
+        state: &State,
+        hooks: &Hooks,
+    ) -> Result<(Message, Option<String>), ModelError> {
         let model = &self.inner.model;
         let (provider, id) = (model.provider(), model.model_id());
         let span = telemetry::chat_span(provider, id, &state.request.messages);
@@ -179,8 +191,9 @@ impl Agent {
             .call_model_now(state, hooks)
             .instrument(span.clone())
             .await
-            .map(|m| self.priced(m, provider, id));
-        telemetry::chat_ended(&span, provider, id, answer.as_ref(), started.elapsed());
+            .map(|(m, released)| (self.priced(m, provider, id), released));
+        let message = answer.as_ref().map(|(m, _)| m);
+        telemetry::chat_ended(&span, provider, id, message, started.elapsed());
         answer
     }
 
@@ -205,7 +218,11 @@ impl Agent {
         m
     }
 
-    async fn call_model_now(&self, state: &State, hooks: &Hooks) -> Result<Message, ModelError> {
+    async fn call_model_now(
+        &self,
+        state: &State,
+        hooks: &Hooks,
+    ) -> Result<(Message, Option<String>), ModelError> {
         let model = &self.inner.model;
         // Artifacts are kept with the thread, never sent to a model: a
         // request that holds any is sent without them.
@@ -217,16 +234,34 @@ impl Agent {
             &state.request
         };
         if !hooks.streaming() {
-            return model.generate(request).await;
+            return Ok((model.generate(request).await?, None));
         }
+        // With an output guardrail, the text waits for it: all of it, or
+        // each sentence until the answer so far is allowed.
+        let mut held = self.holds_output().then(|| Held {
+            text: String::new(),
+            released: 0,
+            stuck: self.inner.limits.output_hold == OutputHold::Answer,
+        });
         let mut stream = model.stream(request).await?;
         while let Some(event) = stream.next().await {
             match event? {
-                StreamEvent::TextDelta { text, .. } => hooks.emit(RunEvent::TextDelta(text)),
+                StreamEvent::TextDelta { text, .. } => match &mut held {
+                    None => hooks.emit(RunEvent::TextDelta(text)),
+                    Some(h) => {
+                        h.text.push_str(&text);
+                        // Boxed, as every guardrail wait here: a run
+                        // without guardrails holds none of their state.
+                        Box::pin(self.release_sentences(state, h, hooks)).await;
+                    }
+                },
                 StreamEvent::ThinkingDelta { text, .. } => {
                     hooks.emit(RunEvent::ThinkingDelta(text))
                 }
-                StreamEvent::Done(message) => return Ok(message),
+                StreamEvent::Done(message) => {
+                    let released = held.map(|h| h.text[..h.released].to_string());
+                    return Ok((message, released));
+                }
                 _ => {}
             }
         }
@@ -235,17 +270,36 @@ impl Agent {
         })
     }
 
+    /// Lets a held answer's complete sentences out once the output
+    /// guardrails allow the answer so far ([`OutputHold::Sentence`]);
+    /// after anything but `allow`, the rest waits for the whole answer.
+    async fn release_sentences(&self, state: &State, h: &mut Held, hooks: &Hooks) {
+        if h.stuck {
+            return;
+        }
+        let Some(end) = sentence_end(&h.text).filter(|&e| e > h.released) else {
+            return;
+        };
+        let so_far = Message::assistant(&h.text[..end]);
+        let value = Value::String(so_far.text());
+        match self.guard_output(state, &so_far, &value, true).await {
+            Ok(Output::Allowed) => {
+                hooks.emit(RunEvent::TextDelta(h.text[h.released..end].to_string()));
+                h.released = end;
+            }
+            _ => h.stuck = true,
+        }
+    }
+
     /// The model stopped: the output is its text, or its JSON value when an
     /// output schema is set. A value that does not fit goes back to the
-    /// model with its problems while output retries remain.
-    async fn complete(&self, state: &State) -> Ending {
-        let last = state
-            .request
-            .messages
-            .last()
-            .expect("a message was just added");
+    /// model with its problems while output retries remain; then the
+    /// output guardrails decide. Returns the answer as it is kept
+    /// (rewritten by a guardrail, or as the model wrote it).
+    async fn complete(&self, state: &State, last: Message) -> (Message, Ending) {
         let Some(validator) = &self.inner.output else {
-            return Ending::Done(state.response(RunStatus::Completed, Value::String(last.text())));
+            let value = Value::String(last.text());
+            return self.guarded(state, last, value).await;
         };
         let value = last.content.iter().find_map(|b| match b {
             Block::Json { json } => Some(Ok(json.clone())),
@@ -273,17 +327,75 @@ impl Agent {
                     ""
                 };
                 if problems.is_empty() {
-                    return Ending::Done(state.response(RunStatus::Completed, v));
+                    return self.guarded(state, last, v).await;
                 }
                 (summary, problems, v)
             }
         };
-        let used = output_retries(state.turn());
-        if used < self.inner.limits.output_retries {
-            let mut retry = Message::user(format!(
+        let ending = self.send_back(
+            state,
+            format!(
                 "{summary}: {}. Answer again, with only the JSON of the output schema.",
                 problems.join("; ")
-            ));
+            ),
+            |after| {
+                RunError::new(
+                    "invalid_output",
+                    format!("{summary}{after}: {}", problems.join("; ")),
+                )
+                .with_cause(cause)
+            },
+        );
+        (last, ending)
+    }
+
+    /// A valid answer through the output guardrails.
+    async fn guarded(&self, state: &State, last: Message, value: Value) -> (Message, Ending) {
+        if !self.holds_output() {
+            return (last, Ending::Done(value));
+        }
+        match Box::pin(self.guard_output(state, &last, &value, false)).await {
+            Ok(Output::Allowed | Output::Hold) => (last, Ending::Done(value)),
+            Err(e) => (last, Ending::Failed(e)),
+            Ok(Output::Blocked(b)) => (last, Ending::Blocked(b)),
+            Ok(Output::Replaced {
+                text,
+                value,
+                records,
+            }) => {
+                let mut answer = rewritten(last, text, &value);
+                note(&mut answer, records);
+                (answer, Ending::Done(value))
+            }
+            Ok(Output::Retry { message, records }) => {
+                let mut answer = last;
+                note(&mut answer, records);
+                let ending = self.send_back(
+                    state,
+                    format!("The answer was not accepted: {message}. Answer again."),
+                    |after| {
+                        RunError::new(
+                            "invalid_output",
+                            format!("an output guardrail refused the answer{after}: {message}"),
+                        )
+                    },
+                );
+                (answer, ending)
+            }
+        }
+    }
+
+    /// The answer goes back to the model with `why`, while output retries
+    /// remain; then the run fails with `error(" (after N retries)")`.
+    fn send_back(
+        &self,
+        state: &State,
+        why: String,
+        error: impl FnOnce(&str) -> RunError,
+    ) -> Ending {
+        let used = output_retries(state.turn());
+        if used < self.inner.limits.output_retries {
+            let mut retry = Message::user(why);
             retry.metadata = Some(serde_json::Map::from_iter([(
                 OUTPUT_RETRY.to_string(),
                 Value::from(used + 1),
@@ -295,24 +407,40 @@ impl Agent {
             1 => " (after 1 retry)".to_string(),
             n => format!(" (after {n} retries)"),
         };
-        Ending::Done(
-            state.failed(
-                RunError::new(
-                    "invalid_output",
-                    format!("{summary}{after}: {}", problems.join("; ")),
-                )
-                .with_cause(cause),
-            ),
-        )
+        Ending::Failed(error(&after))
     }
 }
 
 /// How a turn without tool calls ends.
 enum Ending {
-    /// The run's response.
-    Done(Response),
+    /// Completed, with this output.
+    Done(Value),
+    /// Failed (the answer did not fit, a guardrail failed).
+    Failed(RunError),
+    /// A guardrail blocked the answer.
+    Blocked(Blocked),
     /// The answer did not fit: this message tells the model why.
     Retry(Message),
+}
+
+/// A streamed answer's text while the output guardrails hold it.
+struct Held {
+    text: String,
+    /// Bytes of `text` already sent.
+    released: usize,
+    /// Nothing more goes out before the whole answer is checked.
+    stuck: bool,
+}
+
+/// The text of `message` not yet sent to a streaming caller: all of it
+/// when its text was held, what follows the part already sent when that
+/// part is still its beginning (nothing when a guardrail rewrote it: the
+/// `message` event carries the new text).
+fn unreleased(hooks: &Hooks, message: &Message, released: Option<String>) -> Option<String> {
+    let released = released.filter(|_| hooks.streaming())?;
+    let text = message.text();
+    let rest = text.strip_prefix(released.as_str())?;
+    (!rest.is_empty()).then(|| rest.to_string())
 }
 
 /// The metadata key of a message that sent an answer back (its value:

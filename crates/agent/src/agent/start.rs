@@ -11,14 +11,16 @@ use tracing::Instrument;
 
 use super::Agent;
 use super::events::Hooks;
+use super::guard::Screened;
 use super::input::RunInput;
 use super::resume::ResumePlan;
 use crate::telemetry;
 
 /// How a run begins.
 pub(crate) enum Start {
-    /// A new run.
-    Run(RunInput),
+    /// A new run, and its input's screening when its caller did it
+    /// (boxed: every run's future holds its `Start`).
+    Run(RunInput, Option<Box<Result<Screened, RunError>>>),
     /// A failed run's failed calls again (`turns`: the history).
     Retry(RunInput),
     /// Checked decisions on a paused run.
@@ -29,7 +31,7 @@ impl Start {
     /// The run's id (made up now when the caller gave none) and thread.
     fn ids(&mut self) -> (String, Option<String>) {
         match self {
-            Start::Run(input) | Start::Retry(input) => (
+            Start::Run(input, _) | Start::Retry(input) => (
                 input.run_id.get_or_insert_with(|| new_id("run")).clone(),
                 input.thread_id.clone(),
             ),
@@ -93,12 +95,53 @@ impl Agent {
     /// held by each run in flight for its whole life).
     async fn go_on(&self, start: Start, hooks: Hooks) -> Response {
         match start {
-            Start::Run(input) => {
+            Start::Run(input, None) if !self.screens_input() => {
                 let mut state = self.start(input);
                 self.drive(&mut state, &hooks).await
             }
+            Start::Run(input, screened) => {
+                Box::pin(self.screened_run(input, screened, &hooks)).await
+            }
             Start::Retry(input) => Box::pin(self.retry_failed(input, &hooks)).await,
             Start::Resume(plan) => Box::pin(self.apply(*plan, &hooks)).await,
+        }
+    }
+}
+
+impl Agent {
+    /// A run whose input went through the input guardrails: on the
+    /// screened input, or over at once when they blocked or failed.
+    async fn screened_run(
+        &self,
+        mut input: RunInput,
+        screened: Option<Box<Result<Screened, RunError>>>,
+        hooks: &Hooks,
+    ) -> Response {
+        let screened = match screened {
+            Some(s) => *s,
+            None => {
+                let messages = input.input.clone();
+                self.screen_input(messages, input.thread_id.as_deref())
+                    .await
+            }
+        };
+        match screened {
+            Ok(Screened::Passed(messages)) => {
+                input.input = messages;
+                let mut state = self.start(input);
+                self.drive(&mut state, hooks).await
+            }
+            Ok(Screened::Blocked {
+                input: messages,
+                answer,
+                error,
+            }) => {
+                input.input = messages;
+                let mut state = self.start(input);
+                self.end_blocked(&mut state, super::guard::Blocked::new(answer, error), hooks)
+                    .await
+            }
+            Err(e) => self.start(input).failed(e),
         }
     }
 }
@@ -118,7 +161,7 @@ mod tests {
             .build()
             .expect("an agent");
         let hooks = Hooks::default();
-        let run = agent.go_on(Start::Run(RunInput::default()), Hooks::default());
+        let run = agent.go_on(Start::Run(RunInput::default(), None), Hooks::default());
         let retry = agent.retry_failed(RunInput::default(), &hooks);
         assert!(
             std::mem::size_of_val(&run) < std::mem::size_of_val(&retry),

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::input::RunInput;
 use crate::engine::{CallSettings, ToolBox};
+use crate::guardrail::withheld;
 
 /// A run in progress.
 pub(super) struct State {
@@ -88,8 +89,11 @@ impl Agent {
         if let Some(text) = &self.inner.instructions {
             messages.push(Message::system(text.clone()));
         }
+        // A blocked input (and the answer standing for it) stays in the
+        // thread, never in front of a model.
         for turn in turns {
-            messages.extend(turn.messages.iter().cloned());
+            let kept = turn.messages.iter().filter(|m| !withheld(m));
+            messages.extend(kept.cloned());
         }
         let (tools, specs) = self.offered_now();
         State {

@@ -27,6 +27,21 @@ pub(super) struct Stop {
     pub(super) failed_tool: Option<FailureCause>,
     /// One invalid call too many.
     pub(super) over_budget: Option<BudgetExceeded>,
+    /// A tool-call guardrail blocked a call: the run ends `blocked`.
+    pub(super) blocked: Option<super::guard::Blocked>,
+    /// A tool-call guardrail failed: the run ends `guardrail_failed`.
+    pub(super) guard_failed: Option<RunError>,
+    /// The guardrails' outcomes, for the tool message's metadata.
+    pub(super) records: Vec<Value>,
+}
+
+impl Stop {
+    fn stops(&self) -> bool {
+        self.failed_tool.is_some()
+            || self.over_budget.is_some()
+            || self.blocked.is_some()
+            || self.guard_failed.is_some()
+    }
 }
 
 /// The approval requests of a stopped run become `interrupted` results:
@@ -73,7 +88,7 @@ impl Agent {
         stop: Stop,
         hooks: &Hooks,
     ) -> Option<Response> {
-        if stop.failed_tool.is_some() || stop.over_budget.is_some() {
+        if stop.stops() {
             settle(&mut content);
         }
         let pending: Vec<ApprovalRequest> = content
@@ -87,7 +102,8 @@ impl Agent {
             // Kept before it joins the context: a run that fails to store
             // it answers without it.
             Place::Append => {
-                let message = Message::new(Role::Tool, content);
+                let mut message = Message::new(Role::Tool, content);
+                crate::guardrail::note(&mut message, stop.records);
                 hooks.emit(RunEvent::MessageCompleted(message.clone()));
                 let kept = hooks.commit(Step::Append(&message)).await;
                 if kept.is_ok() {
@@ -98,12 +114,19 @@ impl Agent {
             Place::ReplaceLast => {
                 let last = state.request.messages.last_mut().expect("a tool message");
                 last.content = content;
+                crate::guardrail::note(last, stop.records);
                 hooks.emit(RunEvent::MessageCompleted(last.clone()));
                 hooks.commit(Step::ReplaceLast(last)).await
             }
         };
         if let Err(e) = kept {
             return Some(state.failed(not_stored(e)));
+        }
+        if let Some(e) = stop.guard_failed {
+            return Some(state.failed(e));
+        }
+        if let Some(b) = stop.blocked {
+            return Some(self.end_blocked(state, b, hooks).await);
         }
         if let Some(cause) = stop.failed_tool {
             return Some(state.failed(tool_failed(cause)));
