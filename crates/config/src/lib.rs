@@ -285,6 +285,29 @@ pub struct OutputSchemaConfig {
     pub schema: serde_json::Value,
 }
 
+/// A built-in guardrail of an agent (the packages take functions of
+/// their own as well).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailConfig {
+    /// `redact_secrets` (the server's secret scrubber: its tokens, signing
+    /// secret and provider keys become `[redacted]`), `redact` (each match
+    /// of `pattern` becomes `replacement`) or `block` (a match of
+    /// `pattern` ends the run with `message`).
+    pub kind: String,
+    /// Its name in the records (default: the kind).
+    pub name: Option<String>,
+    /// Where it runs: any of `input`, `tool_call`, `output` (default: all
+    /// three).
+    pub at: Option<Vec<String>>,
+    /// A regular expression (Rust `regex` syntax; `redact` and `block`).
+    pub pattern: Option<String>,
+    /// What a match becomes (`redact`; default `[redacted]`).
+    pub replacement: Option<String>,
+    /// The message for the user (`block`).
+    pub message: Option<String>,
+}
+
 /// An agent.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -318,6 +341,12 @@ pub struct AgentConfig {
     /// Final answers that do not fit the output schema sent back to the
     /// model with the problems, per run (default 1; 0: fail at once).
     pub output_retries: Option<u32>,
+    /// Guardrails, run in order at their points (`[[agents.NAME.guardrails]]`).
+    #[serde(default)]
+    pub guardrails: Vec<GuardrailConfig>,
+    /// How a streamed answer waits for the output guardrails: `answer`
+    /// (default: all of it checked first) or `sentence`.
+    pub output_hold: Option<String>,
     /// Tool timeout.
     pub tool_timeout_ms: Option<u64>,
     /// `return_to_model`, `return_generic` or `fail`.

@@ -3,13 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use parlance_agent::{Agent, Limits, Tool, ToolContext, ToolError};
+use parlance_agent::{
+    Agent, GuardPoint, Guardrail, Limits, OutputHold, Tool, ToolContext, ToolError,
+};
 use parlance_model::{Fallback, FallbackOn, Model, ModelOptions};
 use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{AgentConfig, AgentModel, Config, ConfigError};
+use crate::config::{AgentConfig, AgentModel, Config, ConfigError, GuardrailConfig};
 
 /// Why an agent, a model or a tool of the configuration (or of a request)
 /// could not be made; each names the setting at fault.
@@ -63,6 +65,9 @@ pub enum BuildError {
     /// `output_schema` is not a JSON Schema object.
     #[error("{0}")]
     OutputSchema(String),
+    /// A guardrail's settings (`guardrails[N].field: what is wrong`).
+    #[error("{0}")]
+    Guardrail(String),
     /// An agent names a tool `[tools]` does not have.
     #[error("tools: no tool named {name:?} in the configuration")]
     UnknownTool {
@@ -410,6 +415,10 @@ pub fn agent_with(
     if let Some(n) = a.max_tool_output_bytes {
         limits.max_tool_output = n;
     }
+    if let Some(h) = &a.output_hold {
+        limits.output_hold =
+            OutputHold::parse(h).map_err(|e| BuildError::Guardrail(format!("output_hold: {e}")))?;
+    }
     let mut b = Agent::builder(model).limits(limits).options(ModelOptions {
         max_tokens: a.max_tokens,
         temperature: a.temperature,
@@ -448,6 +457,11 @@ pub fn agent_with(
             .then(parlance_prices::PriceTable::builtin().clone());
         b = b.prices(table);
     }
+    for (i, g) in a.guardrails.iter().enumerate() {
+        for g in guardrails(g).map_err(|e| BuildError::Guardrail(format!("guardrails[{i}].{e}")))? {
+            b = b.guardrail(g);
+        }
+    }
     for t in &a.tools {
         b = b.tool(tool(config, t, http)?);
     }
@@ -458,4 +472,76 @@ pub fn agent_with(
         b = b.toolset(server.clone());
     }
     Ok(b.build()?)
+}
+
+/// A built-in guardrail, one per point it runs at; the error names the
+/// field (`kind: ...`).
+fn guardrails(g: &GuardrailConfig) -> Result<Vec<Guardrail>, String> {
+    let points = match &g.at {
+        None => GuardPoint::ALL.to_vec(),
+        Some(list) if list.is_empty() => return Err("at: name at least one point".into()),
+        Some(list) => list
+            .iter()
+            .map(|p| GuardPoint::parse(p))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("at: {e}"))?,
+    };
+    let name = g.name.clone().unwrap_or_else(|| g.kind.clone());
+    let pattern = || -> Result<regex::Regex, String> {
+        let p = g.pattern.as_deref().ok_or("pattern: required")?;
+        regex::Regex::new(p).map_err(|e| format!("pattern: {e}"))
+    };
+    let unused = |field: &str, set: bool| match set {
+        true => Err(format!("{field}: not a setting of a {} guardrail", g.kind)),
+        false => Ok(()),
+    };
+    let mut out = Vec::new();
+    match g.kind.as_str() {
+        "redact_secrets" => {
+            unused("pattern", g.pattern.is_some())?;
+            unused("replacement", g.replacement.is_some())?;
+            unused("message", g.message.is_some())?;
+            for p in points {
+                out.push(Guardrail::redact(name.clone(), p, |s| {
+                    let clean = crate::secrets::redact(s);
+                    (clean != s).then(|| clean.into_owned())
+                }));
+            }
+        }
+        "redact" => {
+            unused("message", g.message.is_some())?;
+            let re = pattern()?;
+            let with = g.replacement.clone().unwrap_or_else(|| "[redacted]".into());
+            for p in points {
+                out.push(Guardrail::redact_pattern(
+                    name.clone(),
+                    p,
+                    re.clone(),
+                    with.clone(),
+                ));
+            }
+        }
+        "block" => {
+            unused("replacement", g.replacement.is_some())?;
+            let re = pattern()?;
+            let message = g
+                .message
+                .clone()
+                .ok_or("message: required (what the user reads)")?;
+            for p in points {
+                out.push(Guardrail::block_pattern(
+                    name.clone(),
+                    p,
+                    re.clone(),
+                    message.clone(),
+                ));
+            }
+        }
+        other => {
+            return Err(format!(
+                "kind: unknown guardrail {other:?} (known: redact_secrets, redact, block)"
+            ));
+        }
+    }
+    Ok(out)
 }
