@@ -59,7 +59,10 @@ function run(name, mock, extra = {}) {
   delete env.OPENAI_BASE_URL;
   delete env.OPENAI_API_KEY;
   if (mock) Object.assign(env, { OPENAI_BASE_URL: mock.url, OPENAI_API_KEY: "sk-test" });
-  Object.assign(env, extra);
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(out, `${name}.js`)], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -82,6 +85,7 @@ const toolTexts = (body) => body.messages.filter((m) => m.role === "tool").map((
 
 const EXAMPLES = [
   "approval",
+  "deploying",
   "get_started",
   "local_model",
   "mcp",
@@ -323,4 +327,14 @@ test("serving: a client of parlance serve, with the guide's configuration", asyn
   ]);
   assert.deepEqual(orders.got, [{ path: "/orders", body: { order_id: "A-1001" } }]);
   assert.deepEqual(userTexts(mock.requests.at(-1).body), ["Where is A-1001?", "Thanks!"]);
+});
+
+test("deploying: one store URL, SQLite by default, PostgreSQL when the tests have one", async () => {
+  assert.equal(await ok("deploying", undefined, { PARLANCE_STORE_URL: undefined }), 'sqlite {"customer":"ada"} 0\n');
+  const postgres = process.env.PARLANCE_TEST_POSTGRES_URL;
+  if (postgres) {
+    assert.equal(await ok("deploying", undefined, { PARLANCE_STORE_URL: postgres }), `${postgres.split(":")[0]} {"customer":"ada"} 0\n`);
+  } else {
+    assert.ok(!process.env.PARLANCE_REQUIRE_POSTGRES, "PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not");
+  }
 });

@@ -183,7 +183,7 @@ SCRIPTS: Dict[str, Any] = {
 }
 # Tested on their own below: the real local model, an MCP server, an OTLP
 # collector, `parlance serve`.
-LOCAL = {"local_model", "mcp", "observability", "serving"}
+LOCAL = {"deploying", "local_model", "mcp", "observability", "serving"}
 
 
 def test_every_example_has_a_test() -> None:
@@ -211,6 +211,21 @@ def test_local_model_example(mock: Any, monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert out[1] == "completed local True"
     assert "".join(out[2:]).strip(), "the local model answered nothing"
     assert mock.requests == []
+
+
+def test_deploying_example(mock: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: Any) -> None:
+    """On SQLite (the default URL, a file in the working folder), and on
+    PostgreSQL when the tests have one (scripts/test starts it)."""
+    monkeypatch.delenv("PARLANCE_STORE_URL", raising=False)
+    assert run_example("deploying", mock, monkeypatch, tmp_path, capsys) == "sqlite {'customer': 'ada'} 0\n"
+    assert (tmp_path / "parlance.db").exists()
+    postgres = os.environ.get("PARLANCE_TEST_POSTGRES_URL")
+    if postgres:
+        monkeypatch.setenv("PARLANCE_STORE_URL", postgres)
+        out = run_example("deploying", mock, monkeypatch, tmp_path, capsys)
+        assert out == f"{postgres.split(':')[0]} {{'customer': 'ada'}} 0\n"
+    elif os.environ.get("PARLANCE_REQUIRE_POSTGRES"):
+        pytest.fail("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not")
 
 
 def test_mcp_example(mock: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, capsys: Any) -> None:

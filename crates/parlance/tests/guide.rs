@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 /// Every guide example, and whether it needs a feature this build lacks.
 const EXAMPLES: &[&str] = &[
     "guide_approval",
+    "guide_deploying",
     "guide_get_started",
     "guide_local_model",
     "guide_messages",
@@ -42,6 +43,15 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs an example (with the replay server's URL, if any); its stdout.
 async fn run(name: &'static str, server: Option<&ReplayServer>) -> String {
+    run_with(name, server, &[]).await
+}
+
+/// `run`, with more variables set.
+async fn run_with(
+    name: &'static str,
+    server: Option<&ReplayServer>,
+    vars: &[(&str, &str)],
+) -> String {
     let path = examples_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
@@ -51,8 +61,16 @@ async fn run(name: &'static str, server: Option<&ReplayServer>) -> String {
     let dir = scratch(name);
     let mut cmd = Command::new(path);
     cmd.current_dir(&dir);
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "PARLANCE_MODEL"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "PARLANCE_MODEL",
+        "PARLANCE_STORE_URL",
+    ] {
         cmd.env_remove(var);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     if let Some(server) = server {
         cmd.env("OPENAI_API_KEY", "sk-test")
@@ -266,6 +284,25 @@ async fn threads() {
         user_texts(&server.received()[1].body),
         ["I am Ada.", "Who am I?"]
     );
+}
+
+/// On SQLite (the default URL), and on PostgreSQL when the tests have one.
+#[cfg(feature = "store")]
+#[tokio::test]
+async fn deploying() {
+    let out = run("guide_deploying", None).await;
+    assert_eq!(out, "sqlite {\"customer\":\"ada\"} 0\n");
+    match std::env::var("PARLANCE_TEST_POSTGRES_URL") {
+        Ok(url) => {
+            let out = run_with("guide_deploying", None, &[("PARLANCE_STORE_URL", &url)]).await;
+            let scheme = url.split(':').next().unwrap();
+            assert_eq!(out, format!("{scheme} {{\"customer\":\"ada\"}} 0\n"));
+        }
+        Err(_) => assert!(
+            std::env::var_os("PARLANCE_REQUIRE_POSTGRES").is_none(),
+            "PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not"
+        ),
+    }
 }
 
 #[tokio::test]
