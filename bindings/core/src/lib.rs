@@ -19,6 +19,8 @@
 //! - [`checkpoint`]: the application's checkpoint function, handed each
 //!   step of a run as it completes.
 //! - [`events`]: a run event as JSON, in the language's spelling.
+//! - [`guardrail`]: a guardrail the package's user writes, its check and
+//!   verdict as JSON in the language's spelling.
 //! - [`store`]: a thread store opened with its settings, and every
 //!   operation on it as one JSON query.
 //! - [`toolset`]: a toolset the package's user writes: a function asked
@@ -49,6 +51,7 @@
 pub mod checkpoint;
 pub mod error;
 pub mod events;
+pub mod guardrail;
 pub mod input;
 pub mod local;
 pub mod mcp;

@@ -128,7 +128,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 15] = [
+pub const NAMES: [&str; 16] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -138,6 +138,7 @@ pub const NAMES: [&str; 15] = [
     "tool_concurrency",
     "max_tool_output",
     "output_retries",
+    "output_hold",
     "model_settings",
     "output_schema",
     "approval_key",
@@ -237,6 +238,10 @@ impl AgentSettings {
                 }
                 "output_retries" => {
                     s.limits.output_retries = count(what, v, 0, u32::MAX.into())? as u32
+                }
+                "output_hold" => {
+                    s.limits.output_hold = parlance::OutputHold::parse(&string(what, v)?)
+                        .map_err(|e| BindError::config(format!("{what}: {e}")))?
                 }
                 "model_settings" => {
                     s.options = serde_json::from_value(v.clone())

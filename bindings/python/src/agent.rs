@@ -254,7 +254,7 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new()))]
     fn new(
         py: Python<'_>,
         model: &Bound<'_, PyAny>,
@@ -263,6 +263,7 @@ impl PyAgent {
         output_type: Option<Py<PyAny>>,
         toolsets: Vec<Bound<'_, PyAny>>,
         output_check: Option<Py<PyAny>>,
+        guardrails: Vec<PyRef<'_, crate::guardrail::PyGuardrail>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -272,7 +273,8 @@ impl PyAgent {
         // A toolset's tools (or its function) may be `async def`.
         let has_async_tools = tools.iter().any(|t| t.is_async)
             || wants_loop
-            || toolsets.iter().any(|t| t.is_instance_of::<PyToolset>());
+            || toolsets.iter().any(|t| t.is_instance_of::<PyToolset>())
+            || guardrails.iter().any(|g| g.is_async);
         let model = settings
             .model(given, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -297,6 +299,9 @@ impl PyAgent {
         }
         if let Some(check) = output_check {
             b = b.output_validator(output_validator(check));
+        }
+        for g in &guardrails {
+            b = b.guardrail(g.guardrail.clone());
         }
         let agent = b.build().map_err(|e| config_error(py, e.to_string()))?;
         Ok(PyAgent {

@@ -190,3 +190,45 @@ pub fn exception_text(py: Python<'_>, err: &PyErr) -> (String, String) {
         .unwrap_or_default();
     (kind, message)
 }
+
+/// Calls a Python function of the application's from inside a run (a
+/// guardrail, ...): an ``async def`` as a task on the run's loop when the
+/// run has one (so it shares the caller's context), else on a worker
+/// thread, a coroutine then run to its end there. `args` and `read` run
+/// with the GIL held.
+pub async fn call_back<T: Send + 'static>(
+    f: Arc<Py<PyAny>>,
+    is_async: bool,
+    args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>
+    + Send
+    + 'static,
+    read: impl for<'py> FnOnce(Python<'py>, &Bound<'py, PyAny>) -> PyResult<T> + Send + 'static,
+) -> PyResult<T> {
+    let run = parlance::agent::current_deps::<Arc<crate::tools::RunCtx>>();
+    if let Some(run) = run.filter(|r| is_async && r.event_loop.is_some()) {
+        let pending = Python::attach(|py| {
+            let coro = f.bind(py).call1(args(py)?)?;
+            let event_loop = run.event_loop.as_ref().expect("checked").bind(py);
+            start_on_loop(event_loop, run.context.as_ref().map(|c| c.bind(py)), coro)
+        })?;
+        let done = pending.await;
+        return Python::attach(|py| read(py, done?.bind(py)));
+    }
+    tokio::task::spawn_blocking(move || {
+        Python::attach(|py| {
+            let out = f.bind(py).call1(args(py)?)?;
+            let out = if is_async {
+                run_coroutine(py, out)?
+            } else {
+                out
+            };
+            read(py, &out)
+        })
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "its worker thread failed: {e}"
+        )))
+    })
+}

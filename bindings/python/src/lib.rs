@@ -12,6 +12,7 @@ mod convert_formats;
 mod errors;
 mod events;
 mod format;
+mod guardrail;
 mod input;
 mod local;
 mod mcp;
@@ -66,6 +67,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     logs_to_python_logging(py);
     m.add_class::<agent::PyAgent>()?;
+    m.add_class::<guardrail::PyGuardrail>()?;
     m.add_class::<agent::PyWork>()?;
     m.add_class::<tools::PyTool>()?;
     m.add_class::<tools::PyToolContext>()?;

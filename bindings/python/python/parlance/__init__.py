@@ -55,6 +55,7 @@ from ._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ._guardrails import GuardCheck, Guardrail, Verdict
 from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import Store
@@ -79,6 +80,8 @@ __all__ = [
     "Event",
     "FormatError",
     "Gemini",
+    "GuardCheck",
+    "Guardrail",
     "JsonValue",
     "McpServer",
     "Message",
@@ -109,6 +112,7 @@ __all__ = [
     "Toolset",
     "Traces",
     "Usage",
+    "Verdict",
     "__version__",
     "answer",
     "approve",

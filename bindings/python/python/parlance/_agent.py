@@ -29,6 +29,7 @@ from . import _core, types
 from ._core import Model, Response
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
+from ._guardrails import Guardrail
 from ._mcp import McpServer
 from ._providers import Provider
 from ._schema import output_check, output_schema
@@ -94,7 +95,11 @@ class Agent(Generic[T]):
     it fails with ``RunError`` ``invalid_output``.
     ``toolsets``: ``McpServer``s and ``Toolset``s whose tools the agent
     offers too (listed before each model call, so tools that come and go
-    are seen).
+    are seen). ``guardrails``: ``Guardrail``s run at the input, each tool
+    call and the final answer (see ``Guardrail``); ``output_hold``: how a
+    streamed answer waits for the output guardrails (``"answer"``: all of
+    it checked first; ``"sentence"``: each sentence once the answer so far
+    is allowed).
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -135,6 +140,8 @@ class Agent(Generic[T]):
         prices: Optional[Union[str, os.PathLike[str]]] = None,
         output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
+        guardrails: Iterable[Guardrail] = (),
+        output_hold: Literal["answer", "sentence"] = "answer",
     ) -> None: ...
 
     @overload
@@ -160,6 +167,8 @@ class Agent(Generic[T]):
         prices: Optional[Union[str, os.PathLike[str]]] = None,
         output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
+        guardrails: Iterable[Guardrail] = (),
+        output_hold: Literal["answer", "sentence"] = "answer",
     ) -> None: ...
 
     def __init__(
@@ -184,6 +193,8 @@ class Agent(Generic[T]):
         prices: Optional[Union[str, os.PathLike[str]]] = None,
         output_retries: int = 1,
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
+        guardrails: Iterable[Guardrail] = (),
+        output_hold: Literal["answer", "sentence"] = "answer",
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -214,11 +225,16 @@ class Agent(Generic[T]):
             "fallback_on": list(fallback_on) if fallback_on is not None else None,
             "prices": os.fspath(prices) if prices is not None else None,
             "output_retries": output_retries,
+            "output_hold": output_hold,
         }
         self.toolsets: List[Union[McpServer, Toolset]] = list(toolsets)
         for i, t in enumerate(self.toolsets):
             if not isinstance(t, (McpServer, Toolset)):
                 raise ConfigError(f"toolsets[{i}]: expected an McpServer or a Toolset, got {type(t).__name__}")
+        self.guardrails: List[Guardrail] = list(guardrails)
+        for i, g in enumerate(self.guardrails):
+            if not isinstance(g, Guardrail):
+                raise ConfigError(f"guardrails[{i}]: expected a Guardrail, got {type(g).__name__}")
         self._core = _core.Agent(
             model,
             [t._core for t in self.tools],
@@ -226,6 +242,7 @@ class Agent(Generic[T]):
             validate,
             [t._core for t in self.toolsets],
             output_check=check,
+            guardrails=[g._core for g in self.guardrails],
         )
 
     def _run_work(
