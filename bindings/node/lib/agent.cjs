@@ -18,6 +18,7 @@ const { toJsonSchema, describe, argumentCheck, problems } = require("./schema.cj
 const { withDigests } = require("./decisions.cjs");
 const dispatch = require("./dispatch.cjs");
 const { caller, abort } = require("./js_call.cjs");
+const { Guardrail, judge } = require("./guardrail.cjs");
 
 /** @typedef {import("./index").RunOptions} RunOptions */
 /** @typedef {import("./index").ResumeOptions} ResumeOptions */
@@ -217,12 +218,14 @@ class Agent {
       prices,
       toolsets = [],
       outputRetries,
+      guardrails = [],
+      outputHold,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -234,6 +237,12 @@ class Agent {
         `onToolException: expected one of "returnToModel", "returnGeneric", "fail" (or their snake_case spellings), got ${JSON.stringify(onToolException)}`,
       );
     }
+    if (!Array.isArray(guardrails)) {
+      throw new ConfigError(`guardrails: expected a list of Guardrail, got ${describe(guardrails)}`);
+    }
+    guardrails.forEach((g, i) => {
+      if (!(g instanceof Guardrail)) throw new ConfigError(`guardrails[${i}]: expected a Guardrail, got ${describe(g)}`);
+    });
     if (!Array.isArray(toolsets)) {
       throw new ConfigError(`toolsets: expected a list of McpServer or Toolset, got ${describe(toolsets)}`);
     }
@@ -295,6 +304,7 @@ class Agent {
       fallbackOn,
       prices,
       outputRetries,
+      outputHold,
       outputSchema:
         outputSchema === undefined
           ? undefined
@@ -330,6 +340,9 @@ class Agent {
           nativeToolsets,
           check === undefined ? undefined : caller(check),
           check === undefined ? undefined : abort,
+          guardrails.map((g) => ({ name: g.name, point: g.point })),
+          guardrails.length === 0 ? undefined : caller(judge(guardrails), "verdict"),
+          guardrails.length === 0 ? undefined : abort,
         ),
     );
   }

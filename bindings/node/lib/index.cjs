@@ -9,6 +9,7 @@ const { Model } = require("./model.cjs");
 const { Store } = require("./store.cjs");
 const { McpServer } = require("./mcp.cjs");
 const { Toolset } = require("./toolset.cjs");
+const { Guardrail, Verdict } = require("./guardrail.cjs");
 const { Provider, OpenAI, OpenAIResponses, Anthropic, Gemini, Azure, Bedrock, Mistral, Ollama } = require("./providers.cjs");
 const { Response, cost } = require("./response.cjs");
 const { approve, edit, reject, answer } = require("./decisions.cjs");
@@ -54,6 +55,8 @@ module.exports = {
   Store,
   McpServer,
   Toolset,
+  Guardrail,
+  Verdict,
   Response,
   cost,
   approve,

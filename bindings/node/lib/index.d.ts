@@ -347,6 +347,66 @@ export declare class Toolset<Deps = any> {
   readonly prefix: string | undefined;
 }
 
+/** Where a guardrail runs. */
+export type GuardPoint = "input" | "toolCall" | "output";
+
+/** What a guardrail is shown. */
+export interface GuardCheck {
+  point: GuardPoint;
+  /** The input's text, the answer's text, or a call's arguments as JSON text. */
+  text: string;
+  /** The call's arguments, the structured answer (or the answer's text); null for the input. */
+  value: any;
+  /** The input messages, or the answer (canonical JSON). */
+  messages: Message[];
+  /** The tool call (tool calls only). */
+  call?: { id: string; name: string; arguments: any };
+  /** The answer so far, while a streamed answer is checked sentence by sentence (only `allow` lets it out early). */
+  partial: boolean;
+  threadId?: string;
+}
+
+/** What a guardrail decides (returning nothing allows). */
+export type GuardVerdict =
+  | { action: "allow" }
+  | { action: "block"; message: string; reason?: string }
+  | { action: "replace"; value: unknown; reason?: string }
+  | { action: "retry"; message: string }
+  | { action: "requireApproval"; reason?: string };
+
+/** Makes verdicts. */
+export declare const Verdict: {
+  /** Goes on unchanged. */
+  allow(): GuardVerdict;
+  /** Ends the run (RunError `blocked`): `message` for the user, `reason` for operators (recorded, never sent to a model). */
+  block(message: string, options?: { reason?: string }): GuardVerdict;
+  /** Goes on with `value` in place of what was checked: the input's text (or messages), the call's arguments, the answer. */
+  replace(value: unknown, options?: { reason?: string }): GuardVerdict;
+  /** The call does not run and the model reads why, or the answer goes back to the model (within `outputRetries`). */
+  retry(message: string): GuardVerdict;
+  /** The call waits for a human's decision (tool calls only). */
+  requireApproval(options?: { reason?: string }): GuardVerdict;
+};
+
+/**
+ * A check the engine runs at one point of each run: the input (before it
+ * is stored or sent), each tool call with valid arguments (before it
+ * waits or runs), the final answer (before it leaves the run). What it
+ * throws fails the run with RunError `guardrail_failed`, naming it.
+ */
+export declare class Guardrail {
+  constructor(
+    point: GuardPoint,
+    check: (check: GuardCheck) => GuardVerdict | null | undefined | void | PromiseLike<GuardVerdict | null | undefined | void>,
+    options?: { name?: string },
+  );
+  static input(check: (check: GuardCheck) => GuardVerdict | null | undefined | void | PromiseLike<GuardVerdict | null | undefined | void>, options?: { name?: string }): Guardrail;
+  static toolCall(check: (check: GuardCheck) => GuardVerdict | null | undefined | void | PromiseLike<GuardVerdict | null | undefined | void>, options?: { name?: string }): Guardrail;
+  static output(check: (check: GuardCheck) => GuardVerdict | null | undefined | void | PromiseLike<GuardVerdict | null | undefined | void>, options?: { name?: string }): Guardrail;
+  readonly point: GuardPoint;
+  readonly name: string;
+}
+
 /** How an MCP server's tools are offered (stdio and HTTP alike). */
 export interface McpToolOptions {
   /** Put before each tool's name with `_` (`fs` makes `fs_read_file`). */
@@ -534,6 +594,14 @@ export interface AgentOptions {
    * with RunError `invalid_output` (default 1).
    */
   outputRetries?: number;
+  /** Guardrails run at the input, each tool call and the final answer, in order per point. */
+  guardrails?: readonly Guardrail[];
+  /**
+   * How a streamed answer waits for the output guardrails: `"answer"`
+   * (default: all of it checked first) or `"sentence"` (each sentence once
+   * the answer so far is allowed).
+   */
+  outputHold?: "answer" | "sentence";
 }
 
 /** An error kind a fallback may move on by. */

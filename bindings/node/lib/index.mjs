@@ -20,6 +20,8 @@ export const {
   Store,
   McpServer,
   Toolset,
+  Guardrail,
+  Verdict,
   Response,
   cost,
   approve,

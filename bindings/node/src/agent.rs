@@ -27,6 +27,51 @@ use crate::store::NativeStore;
 use crate::stream::NativeStream;
 use crate::task::run_promise;
 
+/// A guardrail as the package describes it; its check stays in
+/// JavaScript, reached through the agent's one guardrail caller by index.
+#[napi(object)]
+pub struct GuardDef {
+    /// Its name.
+    pub name: String,
+    /// `input`, `toolCall` or `output`.
+    pub point: String,
+}
+
+/// The agent's guardrails: each calls `judge` with `{index, check}`.
+fn guardrails(
+    defs: Vec<GuardDef>,
+    judge: Arc<JsFunction>,
+) -> napi::Result<Vec<parlance::Guardrail>> {
+    defs.into_iter()
+        .enumerate()
+        .map(|(index, def)| {
+            let at =
+                parlance_bindings::guardrail::point(&def.point, Dialect::Node).map_err(bind)?;
+            let judge = Arc::clone(&judge);
+            let check = Arc::new(move |check: Value| {
+                let judge = Arc::clone(&judge);
+                let argument = serde_json::json!({"index": index, "check": check}).to_string();
+                Box::pin(async move {
+                    match judge.invoke(argument).await {
+                        Ok(text) => serde_json::from_str::<Value>(&text)
+                            .map_err(|e| format!("its verdict is not readable: {e}")),
+                        Err(Failure::Thrown { name, message }) => {
+                            Err(format!("threw {name}: {message}"))
+                        }
+                        Err(Failure::Gone(message)) => Err(message),
+                    }
+                }) as futures::future::BoxFuture<'static, Result<Value, String>>
+            });
+            Ok(parlance_bindings::guardrail::host_guardrail(
+                &def.name,
+                at,
+                Dialect::Node,
+                check,
+            ))
+        })
+        .collect()
+}
+
 /// A tool as the package describes it; the function stays in JavaScript.
 #[napi(object)]
 pub struct ToolDef {
@@ -241,6 +286,9 @@ impl NativeAgent {
         toolsets: Option<&NativeToolsetList>,
         output_check: Option<Function<'_, (i64, String), ()>>,
         output_check_abort: Option<Function<'_, i64, ()>>,
+        guards: Option<Vec<GuardDef>>,
+        guard_check: Option<Function<'_, (i64, String), ()>>,
+        guard_abort: Option<Function<'_, i64, ()>>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
@@ -267,6 +315,12 @@ impl NativeAgent {
                 let f = Arc::clone(&f);
                 Box::pin(async move { judged(f.invoke(v.to_string()).await) })
             });
+        }
+        if let (Some(defs), Some(call), Some(abort)) = (guards, guard_check, guard_abort) {
+            let judge = Arc::new(JsFunction::new(call, abort, "guardrail".into())?);
+            for g in guardrails(defs, judge)? {
+                b = b.guardrail(g);
+            }
         }
         let agent = b.build().map_err(|e| config_error(e.to_string()))?;
         Ok(NativeAgent { agent })

@@ -255,6 +255,7 @@ impl PyAgent {
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
     #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new()))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
         model: &Bound<'_, PyAny>,
