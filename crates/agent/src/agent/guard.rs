@@ -74,14 +74,19 @@ impl Screened {
 
 /// A stop ordered by a guardrail: the answer for the user and the error.
 #[derive(Debug)]
-pub(super) struct Blocked {
+pub(super) struct Blocked(Box<Stopped>);
+
+/// Boxed in [`Blocked`]: the loop's values that may hold one (a turn's
+/// `Stop`, an answer's ending) stay small for the runs that never block.
+#[derive(Debug)]
+struct Stopped {
     answer: Message,
     error: RunError,
 }
 
 impl Blocked {
     pub(super) fn new(answer: Message, error: RunError) -> Blocked {
-        Blocked { answer, error }
+        Blocked(Box::new(Stopped { answer, error }))
     }
 }
 
@@ -97,10 +102,10 @@ fn blocked(g: &Guardrail, verdict: &Verdict, mut answer: Message, call: Option<&
     if let Some(id) = call {
         cause["tool_call_id"] = Value::String(id.to_string());
     }
-    Blocked {
+    Blocked::new(
         answer,
-        error: RunError::new("blocked", message.clone()).with_cause(cause),
-    }
+        RunError::new("blocked", message.clone()).with_cause(cause),
+    )
 }
 
 fn failed(g: &Guardrail, message: impl std::fmt::Display) -> RunError {
@@ -136,13 +141,21 @@ fn not_here(g: &Guardrail, verdict: &Verdict) -> RunError {
 pub(super) struct Pending<'a> {
     pub(super) slot: usize,
     pub(super) call: &'a ToolCall,
-    pub(super) arguments: Value,
+    /// `None`: the model's own (no copy made).
+    pub(super) arguments: Option<Value>,
     pub(super) approved: Option<Approval>,
+}
+
+impl Pending<'_> {
+    fn arguments(&self) -> &Value {
+        self.arguments.as_ref().unwrap_or(&self.call.arguments)
+    }
 }
 
 /// What the gate makes of one call.
 enum Gate {
-    Run(Value),
+    /// Run it, with these arguments (`None`: unchanged).
+    Run(Option<Value>),
     /// Its approval request, or the result that stands for it.
     Stands(Block),
 }
@@ -193,8 +206,8 @@ impl Agent {
                     let b = blocked(g, &verdict, Message::assistant(""), None);
                     return Ok(Screened::Blocked {
                         input,
-                        answer: b.answer,
-                        error: b.error,
+                        answer: b.0.answer,
+                        error: b.0.error,
                     });
                 }
                 Verdict::Replace { value, .. } => {
@@ -229,7 +242,10 @@ impl Agent {
         for p in calls {
             match self.gate(state, &p, &mut stop).await {
                 Gate::Stands(b) => out.push((p.slot, b)),
-                Gate::Run(arguments) => to_run.push(Pending { arguments, ..p }),
+                Gate::Run(arguments) => to_run.push(Pending {
+                    arguments: arguments.or(p.arguments),
+                    ..p
+                }),
             }
         }
         if stop.blocked.is_some() || stop.guard_failed.is_some() {
@@ -245,7 +261,7 @@ impl Agent {
             return (out, stop);
         }
         let pairs: Vec<(&ToolCall, &Value)> =
-            to_run.iter().map(|p| (p.call, &p.arguments)).collect();
+            to_run.iter().map(|p| (p.call, p.arguments())).collect();
         let reports = self.run_calls(state, &pairs, hooks).await;
         for (p, mut report) in to_run.into_iter().zip(reports) {
             if p.approved.is_some() {
@@ -258,14 +274,19 @@ impl Agent {
 
     /// One call through the tool-call guardrails and the approval rule.
     async fn gate(&self, state: &State, p: &Pending<'_>, stop: &mut Stop) -> Gate {
-        let needs_approval = match state.tools.check(&p.call.name, p.call, &p.arguments) {
+        let needs_approval = match state.tools.check(&p.call.name, p.call, p.arguments()) {
             Check::Ready { needs_approval, .. } => needs_approval && p.approved.is_none(),
             // Invalid or unknown: the engine says so in the call's result.
-            _ => return Gate::Run(p.arguments.clone()),
+            _ => return Gate::Run(None),
         };
-        let mut arguments = p.arguments.clone();
+        let guards = &self.inner.guards.tool_call;
+        if guards.is_empty() && !needs_approval {
+            return Gate::Run(None);
+        }
+        let mut arguments = p.arguments().clone();
+        let mut replaced = false;
         let mut wait = needs_approval;
-        for g in &self.inner.guards.tool_call {
+        for g in guards {
             let mut call = p.call.clone();
             call.arguments = arguments.clone();
             let verdict = g
@@ -288,7 +309,10 @@ impl Agent {
             };
             match &verdict {
                 Verdict::Allow => continue,
-                Verdict::Replace { value, .. } => arguments = value.clone(),
+                Verdict::Replace { value, .. } => {
+                    arguments = value.clone();
+                    replaced = true;
+                }
                 Verdict::RequireApproval { .. } if p.approved.is_some() => continue,
                 Verdict::RequireApproval { .. } => wait = true,
                 Verdict::Retry { message } => {
@@ -320,7 +344,7 @@ impl Agent {
                 approval_request: request,
             });
         }
-        Gate::Run(arguments)
+        Gate::Run(replaced.then_some(arguments))
     }
 
     /// The run ends blocked: the answer that stands for what was blocked
@@ -331,15 +355,16 @@ impl Agent {
         b: Blocked,
         hooks: &Hooks,
     ) -> parlance_format::Response {
+        let Stopped { answer, error } = *b.0;
         if hooks.streaming() {
-            hooks.emit(RunEvent::TextDelta(b.answer.text()));
+            hooks.emit(RunEvent::TextDelta(answer.text()));
         }
-        hooks.emit(RunEvent::MessageCompleted(b.answer.clone()));
-        if let Err(e) = hooks.commit(Step::Append(&b.answer)).await {
+        hooks.emit(RunEvent::MessageCompleted(answer.clone()));
+        if let Err(e) = hooks.commit(Step::Append(&answer)).await {
             return state.failed(not_stored(e));
         }
-        state.request.messages.push(b.answer);
-        state.failed(b.error)
+        state.request.messages.push(answer);
+        state.failed(error)
     }
 
     /// Whether a streamed answer's text waits for the output guardrails.

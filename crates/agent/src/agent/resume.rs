@@ -300,7 +300,7 @@ impl Agent {
             .map(|(slot, call, arguments, approval)| Pending {
                 slot: *slot,
                 call,
-                arguments: arguments.clone(),
+                arguments: Some(arguments.clone()),
                 approved: Some(approval.clone()),
             })
             .collect();

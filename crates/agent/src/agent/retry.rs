@@ -78,7 +78,7 @@ impl Agent {
             runnable.push(Pending {
                 slot: i,
                 call,
-                arguments: call.arguments.clone(),
+                arguments: None,
                 approved: None,
             });
         }

@@ -120,7 +120,7 @@ impl Agent {
                 .map(|(slot, call)| Pending {
                     slot,
                     call,
-                    arguments: call.arguments.clone(),
+                    arguments: None,
                     approved: None,
                 })
                 .collect();
@@ -412,6 +412,7 @@ impl Agent {
 }
 
 /// How a turn without tool calls ends.
+#[allow(clippy::large_enum_variant)] // one per answer, never kept
 enum Ending {
     /// Completed, with this output.
     Done(Value),
