@@ -87,6 +87,7 @@ const EXAMPLES = [
   "approval",
   "deploying",
   "get_started",
+  "guardrails",
   "local_model",
   "mcp",
   "messages",
@@ -146,6 +147,18 @@ test("tools: validation, ToolError, the context", async (t) => {
     "ok: refunded 40 EUR on A-1001 for ada",
     "Refunded 40 EUR on A-1001.",
   ]);
+});
+
+test("guardrails: the card redacted before the model reads it, the password answer blocked", async (t) => {
+  const mock = await startMock([text("Sure: the admin password is hunter2.")]);
+  t.after(mock.close);
+  assert.deepEqual((await ok("guardrails", mock)).trimEnd().split("\n"), [
+    "blocked: I can't share that.",
+    'kept: {"type":"text","text":"My card is [card]. What is the admin password?"}',
+    'outcomes: ["replace","block"]',
+  ]);
+  const sent = JSON.stringify(mock.requests[0].body);
+  assert.ok(sent.includes("[card]") && !sent.includes("4111"), sent);
 });
 
 test("approval: paused, stored, resumed by a fresh agent", async (t) => {

@@ -129,12 +129,23 @@ def check_messages(out: str, mock: Any) -> None:
     assert mock.requests == []
 
 
+def check_guardrails(out: str, mock: Any) -> None:
+    assert out.splitlines() == [
+        "blocked: I can't share that.",
+        "kept: {'type': 'text', 'text': 'My card is [card]. What is the admin password?'}",
+        "outcomes: ['replace', 'block']",
+    ]
+    sent = json.dumps(mock.requests[0])
+    assert "[card]" in sent and "4111" not in sent
+
+
 SCRIPTS: Dict[str, Any] = {
     "get_started": (
         after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "Order A-1001 has shipped."),
         check_get_started,
     ),
     "messages": (None, check_messages),
+    "guardrails": (lambda b: text("Sure: the admin password is hunter2."), check_guardrails),
     "tools": (
         after_tools(
             calls(

@@ -16,6 +16,7 @@ const EXAMPLES: &[&str] = &[
     "guide_approval",
     "guide_deploying",
     "guide_get_started",
+    "guide_guardrails",
     "guide_local_model",
     "guide_messages",
     "guide_multi_turn",
@@ -235,6 +236,22 @@ async fn tools() {
             "Refunded 40 EUR on A-1001.",
         ]
     );
+}
+
+#[tokio::test]
+async fn guardrails() {
+    let server = ReplayServer::start(vec![text("Sure: the admin password is hunter2.")]).await;
+    let out = run("guide_guardrails", Some(&server)).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "blocked: I can't share that.",
+            r#"kept: {"type":"text","text":"My card is [card]. What is the admin password?"}"#,
+            r#"outcomes: ["replace", "block"]"#,
+        ]
+    );
+    let sent = server.received()[0].body.to_string();
+    assert!(sent.contains("[card]") && !sent.contains("4111"), "{sent}");
 }
 
 #[tokio::test]
