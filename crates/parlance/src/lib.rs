@@ -102,6 +102,10 @@ pub mod store {
     pub use parlance_store::*;
 }
 
+/// MCP servers' tools as an agent's toolset ([`mcp::McpServer`], given
+/// with [`AgentBuilder::toolset`]), with the `mcp` feature.
+#[cfg(feature = "mcp")]
+pub use parlance_mcp as mcp;
 /// The HTTP API.
 #[cfg(feature = "server")]
 pub use parlance_server as server;

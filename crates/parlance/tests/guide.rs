@@ -18,6 +18,7 @@ const EXAMPLES: &[&str] = &[
     "guide_get_started",
     "guide_guardrails",
     "guide_local_model",
+    "guide_mcp",
     "guide_messages",
     "guide_multi_turn",
     "guide_providers",
@@ -252,6 +253,55 @@ async fn guardrails() {
     );
     let sent = server.received()[0].body.to_string();
     assert!(sent.contains("[card]") && !sent.contains("4111"), "{sent}");
+}
+
+/// Against the MCP server of the repository's tests (testdata/mcp, the
+/// official Python SDK), over stdio.
+#[cfg(feature = "mcp")]
+#[tokio::test]
+async fn mcp() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = std::env::var("PARLANCE_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo.join("target/mcp-venv/bin/python"));
+    if !python.exists() {
+        assert!(
+            std::env::var("PARLANCE_REQUIRE_MCP").as_deref() != Ok("1"),
+            "PARLANCE_REQUIRE_MCP=1 but there is no MCP test server interpreter at {}",
+            python.display()
+        );
+        eprintln!("skipped: no MCP test server (scripts/mcp-test-server installs it)");
+        return;
+    }
+    let server = ReplayServer::start(vec![
+        calls(&[("c1", "calc_add", json!({"a": 2, "b": 3}))]),
+        text("2 + 3 = 5."),
+    ])
+    .await;
+    let dir = scratch("mcp");
+    let log = dir.join("calls.jsonl");
+    let command = format!(
+        "{} {} --log {}",
+        python.display(),
+        repo.join("testdata/mcp/server.py").display(),
+        log.display()
+    );
+    let out = run_with("guide_mcp", Some(&server), &[("MCP_COMMAND", &command)]).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [r#"called: calc_add {"a":2,"b":3}"#, "2 + 3 = 5."]
+    );
+    let sent = server.received();
+    let offered: Vec<&str> = sent[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["calc_add"]);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let logged: Value = serde_json::from_str(logged.trim()).unwrap();
+    assert_eq!(logged, json!({"tool": "add", "args": {"a": 2, "b": 3}}));
 }
 
 #[tokio::test]
