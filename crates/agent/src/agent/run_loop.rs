@@ -77,14 +77,9 @@ impl Agent {
                     }
                     _ => message,
                 };
-                if let Some(text) = unreleased(hooks, &message, released) {
-                    hooks.emit(RunEvent::TextDelta(text));
+                if let Err(e) = self.keep(state, message, released, hooks).await {
+                    return state.failed(e);
                 }
-                hooks.emit(RunEvent::MessageCompleted(message.clone()));
-                if let Err(e) = hooks.commit(Step::Append(&message)).await {
-                    return state.failed(not_stored(e));
-                }
-                state.request.messages.push(message);
                 match ending {
                     Ending::Done(output) => {
                         return state.response(RunStatus::Completed, output);
@@ -94,23 +89,16 @@ impl Agent {
                     Ending::Retry(retry) => {
                         // The problems go back to the model, as a message
                         // of the thread like any other.
-                        hooks.emit(RunEvent::MessageCompleted(retry.clone()));
-                        if let Err(e) = hooks.commit(Step::Append(&retry)).await {
-                            return state.failed(not_stored(e));
+                        if let Err(e) = self.keep(state, retry, None, hooks).await {
+                            return state.failed(e);
                         }
-                        state.request.messages.push(retry);
                         continue;
                     }
                 }
             }
-            if let Some(text) = unreleased(hooks, &message, released) {
-                hooks.emit(RunEvent::TextDelta(text));
+            if let Err(e) = self.keep(state, message, released, hooks).await {
+                return state.failed(e);
             }
-            hooks.emit(RunEvent::MessageCompleted(message.clone()));
-            if let Err(e) = hooks.commit(Step::Append(&message)).await {
-                return state.failed(not_stored(e));
-            }
-            state.request.messages.push(message);
 
             // Calls pass the guardrails; those that need approval wait;
             // the others run now, together.
@@ -144,6 +132,27 @@ impl Agent {
                 return end;
             }
         }
+    }
+
+    /// A new message of the run: its held text (if any) released to a
+    /// streaming caller, reported, kept, then in the model's context.
+    async fn keep(
+        &self,
+        state: &mut State,
+        message: Message,
+        released: Option<String>,
+        hooks: &Hooks,
+    ) -> Result<(), RunError> {
+        if let Some(text) = unreleased(hooks, &message, released) {
+            hooks.emit(RunEvent::TextDelta(text));
+        }
+        hooks.emit(RunEvent::MessageCompleted(message.clone()));
+        hooks
+            .commit(Step::Append(&message))
+            .await
+            .map_err(not_stored)?;
+        state.request.messages.push(message);
+        Ok(())
     }
 
     /// Runs calls together; reports in call order.
