@@ -1,5 +1,6 @@
 //! What a model call cost: a price table per provider and model, and the
-//! cost of a [`Usage`] under it.
+//! cost of a [`Usage`] under it; and each model's context window
+//! ([`PriceTable::context_window`]), which the same data carries.
 //!
 //! A crate of its own because the table is data with its own origin,
 //! license and refresh cycle (`scripts/refresh-prices`), and because the
@@ -207,6 +208,7 @@ struct ModelEntry {
     id: String,
     matcher: Match,
     prices: ModelPrices,
+    context_window: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -243,6 +245,8 @@ pub struct Found<'a> {
     pub model: &'a str,
     /// Its prices.
     pub prices: &'a ModelPrices,
+    /// Its context window in tokens, when the table has it.
+    pub context_window: Option<u64>,
 }
 
 /// Parlance's provider names (on messages and in model strings) that the
@@ -313,9 +317,36 @@ impl PriceTable {
     pub fn find(&self, provider: &str, model: &str) -> Option<Found<'_>> {
         let provider = table_provider(&provider.to_lowercase()).to_string();
         let model = model.to_lowercase();
+        self.find_where(&provider, &model, |_| true)
+    }
+
+    /// The context window of `model` at `provider`, in tokens: from the
+    /// first table whose entry for the model has one (a user's table that
+    /// only prices a model leaves the built-in window in force).
+    ///
+    /// ```
+    /// use parlance_prices::PriceTable;
+    /// assert_eq!(PriceTable::builtin().context_window("anthropic", "claude-sonnet-4-5"), Some(200_000));
+    /// assert_eq!(PriceTable::builtin().context_window("anthropic", "no-such-model"), None);
+    /// ```
+    pub fn context_window(&self, provider: &str, model: &str) -> Option<u64> {
+        let provider = table_provider(&provider.to_lowercase()).to_string();
+        let model = model.to_lowercase();
+        self.find_where(&provider, &model, |m| m.context_window.is_some())?
+            .context_window
+    }
+
+    /// The first entry for `model` at `provider` that `wanted` accepts,
+    /// through the tables in order.
+    fn find_where(
+        &self,
+        provider: &str,
+        model: &str,
+        wanted: impl Fn(&ModelEntry) -> bool,
+    ) -> Option<Found<'_>> {
         let mut table = Some(self);
         while let Some(t) = table {
-            if let Some(found) = t.find_here(&provider, &model) {
+            if let Some(found) = t.find_here(provider, model, &wanted) {
                 return Some(found);
             }
             table = t.next.as_deref();
@@ -323,28 +354,33 @@ impl PriceTable {
         None
     }
 
-    fn find_here(&self, provider: &str, model: &str) -> Option<Found<'_>> {
-        let p = self.providers.iter().find(|p| p.id == provider)?;
-        if let Some(m) = p.find(model) {
-            return Some(Found {
+    fn find_here(
+        &self,
+        provider: &str,
+        model: &str,
+        wanted: &impl Fn(&ModelEntry) -> bool,
+    ) -> Option<Found<'_>> {
+        fn found<'t>(
+            p: &'t ProviderEntry,
+            model: &str,
+            wanted: &impl Fn(&ModelEntry) -> bool,
+        ) -> Option<Found<'t>> {
+            let m = p.find(model).filter(|m| wanted(m))?;
+            Some(Found {
                 provider: &p.id,
                 model: &m.id,
                 prices: &m.prices,
-            });
+                context_window: m.context_window,
+            })
         }
-        // One step of fallback (azure to openai...), as genai-prices does.
-        for id in &p.fallback {
-            if let Some(fp) = self.providers.iter().find(|x| &x.id == id)
-                && let Some(m) = fp.find(model)
-            {
-                return Some(Found {
-                    provider: &fp.id,
-                    model: &m.id,
-                    prices: &m.prices,
-                });
-            }
-        }
-        None
+        let p = self.providers.iter().find(|p| p.id == provider)?;
+        // Then one step of fallback (azure to openai...), as genai-prices does.
+        found(p, model, wanted).or_else(|| {
+            p.fallback.iter().find_map(|id| {
+                let fp = self.providers.iter().find(|x| &x.id == id)?;
+                found(fp, model, wanted)
+            })
+        })
     }
 
     /// The cost in US dollars of `usage` on `model` at `provider`; `None`
@@ -492,6 +528,7 @@ impl Reader<'_> {
             "cache_write",
             "cache_write_1h",
             "output",
+            "context_window",
         ];
         let obj = self.object(v, path, "a model", &keys)?;
         let id_path = format!("{path}.id");
@@ -516,10 +553,23 @@ impl Reader<'_> {
             cache_write_1h: price("cache_write_1h")?,
             output: price("output")?,
         };
+        let context_window = match obj.get("context_window") {
+            None => None,
+            Some(w) => match w.as_u64() {
+                Some(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(self.err(
+                        &format!("{path}.context_window"),
+                        format!("expected a positive whole number of tokens, got {w}"),
+                    ));
+                }
+            },
+        };
         Ok(ModelEntry {
             id,
             matcher,
             prices,
+            context_window,
         })
     }
 

@@ -138,3 +138,46 @@ fn a_table_file_that_is_missing_is_an_error_naming_it() {
     assert_eq!(e.file, "/nonexistent/prices.json");
     assert!(e.message.contains("cannot read"), "{e}");
 }
+
+#[test]
+fn context_windows_come_from_the_table_and_a_users_table_can_set_one() {
+    let builtin = PriceTable::builtin();
+    assert_eq!(
+        builtin.context_window("openai", "gpt-4o-mini"),
+        Some(128_000)
+    );
+    // A message's provider spelling reaches the same entry.
+    assert_eq!(
+        builtin.context_window("openai-responses", "gpt-4o-mini"),
+        Some(128_000)
+    );
+    assert_eq!(builtin.context_window("acme", "m1"), None);
+
+    // A user's entry that only prices a model keeps the built-in window;
+    // one that sets a window wins.
+    let mine = PriceTable::from_json_str(
+        r#"{"providers": [{"id": "openai", "models": [
+            {"id": "gpt-4o-mini", "input": "1", "output": "2"},
+            {"id": "gpt-4o", "input": "1", "output": "2", "context_window": 1000}]}]}"#,
+        "mine.json",
+    )
+    .unwrap()
+    .then(builtin.clone());
+    assert_eq!(mine.context_window("openai", "gpt-4o-mini"), Some(128_000));
+    assert_eq!(mine.context_window("openai", "gpt-4o"), Some(1000));
+}
+
+#[test]
+fn a_context_window_that_is_not_a_positive_count_is_refused_with_its_path() {
+    for bad in ["0", "-5", "\"big\"", "1.5"] {
+        let text = format!(
+            r#"{{"providers": [{{"id": "acme", "models": [{{"id": "m1", "input": "1", "context_window": {bad}}}]}}]}}"#
+        );
+        let e = PriceTable::from_json_str(&text, "mine.json").unwrap_err();
+        assert_eq!(e.path, "$.providers[0].models[0].context_window", "{bad}");
+        assert!(
+            e.message.contains("positive whole number of tokens"),
+            "{bad}: {e}"
+        );
+    }
+}
