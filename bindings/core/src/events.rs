@@ -32,6 +32,13 @@ pub fn event_value(e: &RunEvent, d: Dialect) -> Value {
             json!({"type": ty, d.name("call_id"): call_id, "name": name, "status": status, key: amount})
         }
         RunEvent::ApprovalRequired(p) => json!({"type": ty, "pending": p}),
+        RunEvent::ContextCompacted(c) => json!({
+            "type": ty,
+            "strategy": c.strategy.as_str(),
+            "replaces": c.replaces,
+            d.name("tokens_before"): c.tokens_before,
+            d.name("tokens_after"): c.tokens_after,
+        }),
         RunEvent::RunCompleted(r) => json!({"type": ty, "response": r}),
     }
 }

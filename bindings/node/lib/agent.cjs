@@ -546,7 +546,8 @@ function checkpointOf(checkpoint) {
 
 /**
  * A run's events, as they happen: `text_delta`, `thinking_delta`, `message`,
- * `tool_call_started`, `tool_call_finished`, `approval_required`, and last
+ * `tool_call_started`, `tool_call_finished`, `approval_required`,
+ * `context_compacted`, and last
  * `run_completed` with the Response. A failed run throws RunError where
  * `run_completed` would come. Breaking out of the loop does not stop the
  * run: it finishes, so that what it stores stays consistent.

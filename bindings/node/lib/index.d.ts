@@ -745,6 +745,15 @@ export type RunEvent =
   | { type: "tool_call_started"; callId: string; name: string }
   | { type: "tool_call_finished"; callId: string; name: string; status: ToolStatus; elapsedMs: number }
   | { type: "approval_required"; pending: ApprovalRequest[] }
+  | {
+      /** The context policy cut the oldest turns; the record follows as a `message`. */
+      type: "context_compacted";
+      strategy: "compact" | "drop_oldest";
+      /** The record stands for the thread's first `replaces` messages. */
+      replaces: number;
+      tokensBefore: number;
+      tokensAfter: number;
+    }
   | { type: "run_completed"; response: Response };
 
 /** A run as events; a failed run throws RunError where `run_completed` would come. */

@@ -76,6 +76,12 @@ fn event<'py>(
             }
             class(py, "ApprovalRequired")?.call1((list,))
         }
+        RunEvent::ContextCompacted(c) => class(py, "ContextCompacted")?.call1((
+            c.strategy.as_str(),
+            c.replaces,
+            c.tokens_before,
+            c.tokens_after,
+        )),
         RunEvent::RunCompleted(r) => {
             let failed = r.status == RunStatus::Failed;
             let response: PyResponse = finish(py, r, ctx, output_type)?;

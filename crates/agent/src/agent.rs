@@ -28,6 +28,7 @@ mod run_loop;
 mod start;
 mod state;
 mod turn;
+mod window;
 
 use std::sync::Arc;
 
@@ -70,6 +71,8 @@ struct Inner {
     output_validator: Option<builder::OutputValidator>,
     /// The application's guardrails, by point.
     guards: guard::Guards,
+    /// How runs keep their context inside the model's window.
+    context: Option<crate::context::ContextPolicy>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -147,6 +150,19 @@ impl Agent {
         &self.inner.limits
     }
 
+    /// The price table of its messages' costs (and of models' windows).
+    fn prices(&self) -> &parlance_prices::PriceTable {
+        match &self.inner.prices {
+            Some(t) => t,
+            None => parlance_prices::PriceTable::builtin(),
+        }
+    }
+
+    /// The agent's context policy, if it has one.
+    pub fn context(&self) -> Option<&crate::context::ContextPolicy> {
+        self.inner.context.as_ref()
+    }
+
     /// The agent's settings as JSON, to record with each run.
     pub fn settings(&self) -> Value {
         let l = &self.inner.limits;
@@ -168,6 +184,7 @@ impl Agent {
                 "output_hold": l.output_hold,
             },
             "guardrails": self.inner.guards.names(),
+            "context": self.inner.context.as_ref().map(|c| c.settings()),
             "options": self.inner.options,
         })
     }

@@ -198,6 +198,9 @@ pub enum ToolBoxError {
     /// Two tools share a name.
     #[error("two tools are named {0:?}")]
     Duplicate(String),
+    /// The agent's context policy is out of range.
+    #[error(transparent)]
+    Context(#[from] crate::context::ContextError),
 }
 
 impl ToolBox {

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod context;
 mod current;
 mod digest;
 pub mod engine;
@@ -25,6 +26,7 @@ pub use agent::{
     Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
     RunInput, Screened, Step,
 };
+pub use context::{Compaction, ContextError, ContextPolicy, Strategy as ContextStrategy};
 pub use current::current_deps;
 pub use engine::{
     BudgetExceeded, CallReport, CallSettings, Check, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_TOOL_TIMEOUT,

@@ -148,6 +148,12 @@ pub fn event_data(e: &RunEvent) -> (&'static str, Value) {
             json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64})
         }
         RunEvent::ApprovalRequired(p) => json!({"pending": p}),
+        RunEvent::ContextCompacted(c) => json!({
+            "strategy": c.strategy.as_str(),
+            "replaces": c.replaces,
+            "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after,
+        }),
         RunEvent::RunCompleted(r) => serde_json::to_value(r).expect("json"),
     };
     (e.name(), data)

@@ -47,6 +47,7 @@ from ._errors import (
 )
 from ._events import (
     ApprovalRequired,
+    ContextCompacted,
     Event,
     MessageCompleted,
     RunCompleted,
@@ -69,6 +70,7 @@ __all__ = [
     "Anthropic",
     "ApprovalRequest",
     "ApprovalRequired",
+    "ContextCompacted",
     "Azure",
     "Bedrock",
     "Block",

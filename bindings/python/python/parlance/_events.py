@@ -57,6 +57,20 @@ class ApprovalRequired:
 
 
 @dataclass(frozen=True)
+class ContextCompacted:
+    """The context policy cut the oldest turns of what is sent: ``strategy``
+    (``compact`` or ``drop_oldest``), the number of the thread's first
+    messages the record stands for, and the context's estimated size
+    before and after, in tokens. The record follows as a
+    :class:`MessageCompleted`."""
+
+    strategy: str
+    replaces: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True)
 class RunCompleted:
     """The run ended; always the last event."""
 
@@ -64,5 +78,12 @@ class RunCompleted:
 
 
 Event = Union[
-    TextDelta, ThinkingDelta, MessageCompleted, ToolCallStarted, ToolCallFinished, ApprovalRequired, RunCompleted
+    TextDelta,
+    ThinkingDelta,
+    MessageCompleted,
+    ToolCallStarted,
+    ToolCallFinished,
+    ApprovalRequired,
+    ContextCompacted,
+    RunCompleted,
 ]

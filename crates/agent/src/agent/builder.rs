@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::guard::Guards;
 use super::{Agent, Inner};
+use crate::context::ContextPolicy;
 use crate::engine::{DEFAULT_MAX_TOOL_OUTPUT, OnToolException, ToolBox};
 use crate::guardrail::{Guardrail, OutputHold};
 use crate::validate::ArgValidator;
@@ -72,6 +73,7 @@ pub struct AgentBuilder {
     prices: Option<Arc<PriceTable>>,
     output_validator: Option<OutputValidator>,
     guards: Guards,
+    context: Option<ContextPolicy>,
 }
 
 /// Checks a structured final answer beyond its schema (see
@@ -95,6 +97,7 @@ impl AgentBuilder {
             prices: None,
             output_validator: None,
             guards: Guards::default(),
+            context: None,
         }
     }
 
@@ -207,8 +210,21 @@ impl AgentBuilder {
         self
     }
 
-    /// Compiles every schema; fails on a bad schema or a duplicate tool name.
+    /// Keeps each run's context inside the model's window: fail early,
+    /// drop the oldest turns, or compact them into a summary (see
+    /// [`crate::context`]). Without a policy, what the thread holds is
+    /// sent as it is.
+    pub fn context(mut self, policy: ContextPolicy) -> Self {
+        self.context = Some(policy);
+        self
+    }
+
+    /// Compiles every schema; fails on a bad schema, a duplicate tool
+    /// name or a context policy out of range.
     pub fn build(self) -> Result<Agent, ToolBoxError> {
+        if let Some(c) = &self.context {
+            c.check()?;
+        }
         let mut tools = ToolBox::new();
         for t in self.tools {
             tools.add(t)?;
@@ -236,6 +252,7 @@ impl AgentBuilder {
                 prices: self.prices,
                 output_validator: self.output_validator,
                 guards: self.guards,
+                context: self.context,
             }),
         })
     }

@@ -41,6 +41,9 @@ pub enum RunEvent {
     },
     /// The run stopped to wait for these decisions.
     ApprovalRequired(Vec<ApprovalRequest>),
+    /// The context policy cut the oldest turns (a `message` event with the
+    /// record follows).
+    ContextCompacted(crate::context::Compaction),
     /// The run ended (any status); always the last event.
     RunCompleted(Response),
 }
@@ -56,6 +59,7 @@ impl RunEvent {
             RunEvent::ToolCallStarted { .. } => "tool_call_started",
             RunEvent::ToolCallFinished { .. } => "tool_call_finished",
             RunEvent::ApprovalRequired(_) => "approval_required",
+            RunEvent::ContextCompacted(_) => "context_compacted",
             RunEvent::RunCompleted(_) => "run_completed",
         }
     }

@@ -28,6 +28,9 @@ impl Agent {
                 return state.failed(RunError::new("invalid_arguments_budget", e.to_string()));
             }
         };
+        // A provider's `context_too_long` makes the context policy cut at
+        // once, and the request is made again: once per model call.
+        let mut overflowed = false;
         loop {
             if state.model_calls() >= limits.max_model_calls {
                 let n = limits.max_model_calls;
@@ -37,6 +40,11 @@ impl Agent {
                 ));
             }
             if let Err(e) = self.refresh_tools(state).await {
+                return state.failed(e);
+            }
+            if self.inner.context.is_some()
+                && let Err(e) = Box::pin(self.fit_context(state, hooks, false)).await
+            {
                 return state.failed(e);
             }
             // A model step that panics (a provider's decoder, a model of
@@ -54,6 +62,21 @@ impl Agent {
                             .with_cause(json!({"kind": "panic", "message": message})),
                     );
                 }
+                Ok(Err(ModelError::ContextTooLong { .. }))
+                    if !overflowed && self.cuts_on_overflow() =>
+                {
+                    overflowed = true;
+                    match Box::pin(self.fit_context(state, hooks, true)).await {
+                        Ok(true) => continue,
+                        Ok(false) => {
+                            return state.failed(RunError::new(
+                                "context_too_long",
+                                "the provider said the context is too long, and nothing was cut",
+                            ));
+                        }
+                        Err(e) => return state.failed(e),
+                    }
+                }
                 Ok(Err(e)) => {
                     let cause = json!({"kind": e.kind(), "message": e.to_string()});
                     return state.failed(
@@ -63,6 +86,7 @@ impl Agent {
                     );
                 }
             };
+            overflowed = false;
             if let Some(u) = &message.usage {
                 state.usage.add(u);
             }
@@ -136,7 +160,7 @@ impl Agent {
 
     /// A new message of the run: its held text (if any) released to a
     /// streaming caller, reported, kept, then in the model's context.
-    async fn keep(
+    pub(super) async fn keep(
         &self,
         state: &mut State,
         message: Message,
@@ -194,10 +218,11 @@ impl Agent {
     ) -> Result<(Message, Option<String>), ModelError> {
         let model = &self.inner.model;
         let (provider, id) = (model.provider(), model.model_id());
-        let span = telemetry::chat_span(provider, id, &state.request.messages);
+        let request = self.sent(state);
+        let span = telemetry::chat_span(provider, id, &request.messages);
         let started = std::time::Instant::now();
         let answer = self
-            .call_model_now(state, hooks)
+            .call_model_now(state, &request, hooks)
             .instrument(span.clone())
             .await
             .map(|(m, released)| (self.priced(m, provider, id), released));
@@ -210,17 +235,14 @@ impl Agent {
     /// (a fallback's answer names the model that wrote it), else the
     /// model's. A cost the model gave is kept; no usage or a model the
     /// table does not price: no cost.
-    fn priced(&self, mut m: Message, provider: &str, id: &str) -> Message {
+    pub(super) fn priced(&self, mut m: Message, provider: &str, id: &str) -> Message {
         if m.cost.is_some() || m.role != parlance_format::Role::Assistant {
             return m;
         }
         let Some(usage) = m.usage else {
             return m;
         };
-        let table = match &self.inner.prices {
-            Some(t) => t.as_ref(),
-            None => parlance_prices::PriceTable::builtin(),
-        };
+        let table = self.prices();
         let provider = m.provider.as_deref().unwrap_or(provider);
         let model = m.model.as_deref().unwrap_or(id);
         m.cost = table.cost(provider, model, &usage);
@@ -230,18 +252,10 @@ impl Agent {
     async fn call_model_now(
         &self,
         state: &State,
+        request: &ModelRequest,
         hooks: &Hooks,
     ) -> Result<(Message, Option<String>), ModelError> {
         let model = &self.inner.model;
-        // Artifacts are kept with the thread, never sent to a model: a
-        // request that holds any is sent without them.
-        let stripped;
-        let request = if has_artifacts(&state.request.messages) {
-            stripped = without_artifacts(&state.request);
-            &stripped
-        } else {
-            &state.request
-        };
         if !hooks.streaming() {
             return Ok((model.generate(request).await?, None));
         }
@@ -394,6 +408,16 @@ impl Agent {
         }
     }
 
+    /// Whether the context policy cuts when the provider says the
+    /// context is too long (all but `fail`, which leaves the provider's
+    /// error as it is).
+    fn cuts_on_overflow(&self) -> bool {
+        self.inner
+            .context
+            .as_ref()
+            .is_some_and(|c| c.strategy != crate::context::Strategy::Fail)
+    }
+
     /// The answer goes back to the model with `why`, while output retries
     /// remain; then the run fails with `error(" (after N retries)")`.
     fn send_back(
@@ -467,21 +491,4 @@ fn output_retries(turn: &[Message]) -> u32 {
                     .is_some_and(|d| d.contains_key(OUTPUT_RETRY))
         })
         .count() as u32
-}
-
-fn has_artifacts(messages: &[Message]) -> bool {
-    messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .any(|b| matches!(b, Block::ToolResult { tool_result } if tool_result.artifact.is_some()))
-}
-
-fn without_artifacts(request: &ModelRequest) -> ModelRequest {
-    let mut r = request.clone();
-    for b in r.messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
-        if let Block::ToolResult { tool_result } = b {
-            tool_result.artifact = None;
-        }
-    }
-    r
 }

@@ -13,14 +13,18 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::input::RunInput;
 use crate::engine::{CallSettings, ToolBox};
-use crate::guardrail::withheld;
 
 /// A run in progress.
 pub(super) struct State {
     pub(super) run_id: String,
     pub(super) thread_id: Option<String>,
-    /// The instructions, earlier turns, and this run's messages.
+    /// The instructions, the thread's messages (all of them: what is not
+    /// sent is left out when a request is made, see `window`), and this
+    /// run's messages.
     pub(super) request: ModelRequest,
+    /// Where the thread's messages start in `request.messages` (after the
+    /// instructions).
+    pub(super) thread_start: usize,
     /// Where this run's messages start in `request.messages`.
     pub(super) turn_start: usize,
     pub(super) usage: Usage,
@@ -89,15 +93,14 @@ impl Agent {
         if let Some(text) = &self.inner.instructions {
             messages.push(Message::system(text.clone()));
         }
-        // A blocked input (and the answer standing for it) stays in the
-        // thread, never in front of a model.
+        let thread_start = messages.len();
         for turn in turns {
-            let kept = turn.messages.iter().filter(|m| !withheld(m));
-            messages.extend(kept.cloned());
+            messages.extend(turn.messages.iter().cloned());
         }
         let (tools, specs) = self.offered_now();
         State {
             tools,
+            thread_start,
             run_id: run_id.unwrap_or_else(|| new_id("run")),
             thread_id,
             turn_start: messages.len(),
