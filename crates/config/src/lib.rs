@@ -347,6 +347,10 @@ pub struct AgentConfig {
     /// How a streamed answer waits for the output guardrails: `answer`
     /// (default: all of it checked first) or `sentence`.
     pub output_hold: Option<String>,
+    /// How runs keep their context inside the model's window
+    /// (`[agents.NAME.context] strategy = "compact"`); unset, the thread
+    /// is sent as it is.
+    pub context: Option<ContextConfig>,
     /// Tool timeout.
     pub tool_timeout_ms: Option<u64>,
     /// `return_to_model`, `return_generic` or `fail`.
@@ -374,6 +378,35 @@ pub struct AgentConfig {
     /// built-in table. Configuration only: an agent given in a request
     /// cannot name a file on the server.
     pub prices: Option<String>,
+}
+
+/// `[agents.NAME.context]`: past `trigger` of the model's window, fail,
+/// drop the oldest turns, or compact them into a summary.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextConfig {
+    /// `fail`, `drop_oldest` or `compact`.
+    pub strategy: String,
+    /// The model's window in tokens (default: the price table's).
+    pub window: Option<u64>,
+    /// The share of the window past which the policy acts (default 0.8).
+    pub trigger: Option<f64>,
+    /// The share of the window the newest messages keep after a cut
+    /// (default 0.25).
+    pub keep: Option<f64>,
+    /// The `provider:model` that writes summaries (default: the agent's).
+    pub model: Option<String>,
+    /// The instructions summaries are written with.
+    pub instructions: Option<String>,
+}
+
+impl AgentConfig {
+    /// Every model string the agent uses: its model (or list), then its
+    /// summaries' writer.
+    pub fn model_specs(&self) -> impl Iterator<Item = &String> {
+        let writer = self.context.as_ref().and_then(|c| c.model.as_ref());
+        self.model.specs().iter().chain(writer)
+    }
 }
 
 /// An agent's `model`: one `provider:model`, or a list tried in order.

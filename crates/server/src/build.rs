@@ -4,14 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parlance_agent::{
-    Agent, GuardPoint, Guardrail, Limits, OutputHold, Tool, ToolContext, ToolError,
+    Agent, ContextPolicy, ContextStrategy, GuardPoint, Guardrail, Limits, OutputHold, Tool,
+    ToolContext, ToolError,
 };
 use parlance_model::{Fallback, FallbackOn, Model, ModelOptions};
 use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{AgentConfig, AgentModel, Config, ConfigError, GuardrailConfig};
+use crate::config::{AgentConfig, AgentModel, Config, ConfigError, ContextConfig, GuardrailConfig};
 
 /// Why an agent, a model or a tool of the configuration (or of a request)
 /// could not be made; each names the setting at fault.
@@ -68,6 +69,9 @@ pub enum BuildError {
     /// A guardrail's settings (`guardrails[N].field: what is wrong`).
     #[error("{0}")]
     Guardrail(String),
+    /// The context policy's settings (`context.field: what is wrong`).
+    #[error("{0}")]
+    Context(String),
     /// An agent names a tool `[tools]` does not have.
     #[error("tools: no tool named {name:?} in the configuration")]
     UnknownTool {
@@ -348,8 +352,15 @@ pub fn agent(
     http: &SharedClient,
 ) -> Result<Agent, BuildError> {
     let mcp = mcp_servers(config)?;
-    let model = agent_model(a, |spec| model(config, spec))?;
-    agent_with(config, name, a, http, &mcp, model, &[])
+    agent_with(
+        config,
+        name,
+        a,
+        http,
+        &mcp,
+        &|spec| model(config, spec),
+        &[],
+    )
 }
 
 /// An agent given in a request: a provider's model only. Local models
@@ -364,7 +375,7 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
             "set in the server's configuration, not in requests".into(),
         ));
     }
-    let model = agent_model(a, |spec| {
+    let one = |spec: &str| {
         if is_local(spec) {
             state
                 .local_models
@@ -374,28 +385,30 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         } else {
             remote_model(&state.config, spec)
         }
-    })?;
+    };
     agent_with(
         &state.config,
         None,
         a,
         &state.http,
         &state.mcp,
-        model,
+        &one,
         &state.signer.approval_keys(),
     )
 }
 
-/// An agent from its configuration, with its model already made.
+/// An agent from its configuration, its models made by `one` (from a
+/// model string).
 pub fn agent_with(
     config: &Config,
     name: Option<&str>,
     a: &AgentConfig,
     http: &SharedClient,
     mcp: &McpServers,
-    model: Arc<dyn Model>,
+    one: &dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
     approval_keys: &[Arc<[u8]>],
 ) -> Result<Agent, BuildError> {
+    let model = agent_model(a, one)?;
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
         limits.max_model_calls = n;
@@ -457,6 +470,9 @@ pub fn agent_with(
             .then(parlance_prices::PriceTable::builtin().clone());
         b = b.prices(table);
     }
+    if let Some(c) = &a.context {
+        b = b.context(context_policy(c, one)?);
+    }
     for (i, g) in a.guardrails.iter().enumerate() {
         for g in guardrails(g).map_err(|e| BuildError::Guardrail(format!("guardrails[{i}].{e}")))? {
             b = b.guardrail(g);
@@ -472,6 +488,41 @@ pub fn agent_with(
         b = b.toolset(server.clone());
     }
     Ok(b.build()?)
+}
+
+/// `[agents.NAME.context]` as a policy; its writer's model is made by
+/// `one`. The policy's ranges are checked when the agent is built.
+fn context_policy(
+    c: &ContextConfig,
+    one: &dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
+) -> Result<ContextPolicy, BuildError> {
+    let strategy = ContextStrategy::parse(&c.strategy)
+        .map_err(|e| BuildError::Context(format!("context.strategy: {e}")))?;
+    let mut p = match strategy {
+        ContextStrategy::Fail => ContextPolicy::fail(),
+        ContextStrategy::DropOldest => ContextPolicy::drop_oldest(),
+        ContextStrategy::Compact => ContextPolicy::compact(),
+    };
+    p.window = c.window;
+    if let Some(t) = c.trigger {
+        p.trigger = t;
+    }
+    if let Some(k) = c.keep {
+        p.keep = k;
+    }
+    if let Some(spec) = &c.model {
+        if strategy != ContextStrategy::Compact {
+            return Err(BuildError::Context(format!(
+                "context.model: only a compact strategy writes summaries, not {}",
+                strategy.as_str()
+            )));
+        }
+        let m = one(spec).map_err(|e| BuildError::Context(format!("context.model: {e}")))?;
+        p = p.model(m);
+    }
+    p.instructions = c.instructions.clone();
+    p.check().map_err(|e| BuildError::Context(e.to_string()))?;
+    Ok(p)
 }
 
 /// A built-in guardrail, one per point it runs at; the error names the

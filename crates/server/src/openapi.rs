@@ -42,7 +42,7 @@ pub fn openapi() -> Value {
     let json_body = |name: &str| json!({"required": true, "content": {"application/json": {"schema": schema(name)}}});
     let response = json!({"description": "The run's response envelope.", "content": {
         "application/json": {"schema": schema("Response")},
-        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events run_started (runs on threads: {id, thread_id}), text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, run_completed (data: the response; a stateless paused one carries its signature)."}}
+        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events run_started (runs on threads: {id, thread_id}), text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, context_compacted ({strategy, replaces, tokens_before, tokens_after}), run_completed (data: the response; a stateless paused one carries its signature)."}}
     }});
     let object = |desc: &str| json!({"description": desc, "content": {"application/json": {"schema": {"type": "object"}}}});
     let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);

@@ -92,7 +92,7 @@ impl AppState {
         let http = SharedClient::new(&HttpConfig::default());
         let mut local_models = HashMap::new();
         for a in config.agents.values() {
-            for spec in a.model.specs() {
+            for spec in a.model_specs() {
                 if build::is_local(spec) && !local_models.contains_key(spec) {
                     let m = build::load_local(spec).await?;
                     local_models.insert(spec.clone(), m);
@@ -102,18 +102,17 @@ impl AppState {
         let mcp = build::mcp_servers(&config)?;
         let mut agents = HashMap::new();
         for (name, a) in &config.agents {
-            let model = build::agent_model(a, |spec| match local_models.get(spec) {
+            let one = |spec: &str| match local_models.get(spec) {
                 Some(m) => Ok(Arc::clone(m)),
                 None => build::remote_model(&config, spec),
-            })
-            .map_err(|e| e.in_agent(name))?;
+            };
             let agent = build::agent_with(
                 &config,
                 Some(name),
                 a,
                 &http,
                 &mcp,
-                model,
+                &one,
                 &signer.approval_keys(),
             )
             .map_err(|e| e.in_agent(name))?;
