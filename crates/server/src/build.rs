@@ -397,6 +397,9 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
     )
 }
 
+/// Makes a model from a model string (a provider's, or a loaded local one).
+pub type ModelMaker<'a> = dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError> + 'a;
+
 /// An agent from its configuration, its models made by `one` (from a
 /// model string).
 pub fn agent_with(
@@ -405,7 +408,7 @@ pub fn agent_with(
     a: &AgentConfig,
     http: &SharedClient,
     mcp: &McpServers,
-    one: &dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
+    one: &ModelMaker,
     approval_keys: &[Arc<[u8]>],
 ) -> Result<Agent, BuildError> {
     let model = agent_model(a, one)?;
@@ -492,10 +495,7 @@ pub fn agent_with(
 
 /// `[agents.NAME.context]` as a policy; its writer's model is made by
 /// `one`. The policy's ranges are checked when the agent is built.
-fn context_policy(
-    c: &ContextConfig,
-    one: &dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
-) -> Result<ContextPolicy, BuildError> {
+fn context_policy(c: &ContextConfig, one: &ModelMaker) -> Result<ContextPolicy, BuildError> {
     let strategy = ContextStrategy::parse(&c.strategy)
         .map_err(|e| BuildError::Context(format!("context.strategy: {e}")))?;
     let mut p = match strategy {
