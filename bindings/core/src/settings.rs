@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parlance::{
-    Agent, AgentBuilder, Fallback, FallbackOn, IntoModel, Limits, Model, ModelOptions,
-    OnToolException,
+    Agent, AgentBuilder, ContextPolicy, ContextStrategy, Fallback, FallbackOn, IntoModel, Limits,
+    Model, ModelOptions, OnToolException,
 };
 use serde_json::{Map, Value};
 
@@ -104,6 +104,9 @@ pub struct AgentSettings {
     /// The price table of its messages' costs: a file's, then the
     /// built-in one (see [`price_table`]).
     pub prices: Option<Arc<parlance::PriceTable>>,
+    /// How runs keep their context inside the model's window (its
+    /// summaries' model is given apart: [`Self::context_model`]).
+    pub context: Option<ContextPolicy>,
 }
 
 /// A JSON price table file (genai-prices' format), consulted before the
@@ -128,7 +131,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 16] = [
+pub const NAMES: [&str; 17] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -145,6 +148,7 @@ pub const NAMES: [&str; 16] = [
     "previous_approval_keys",
     "fallback_on",
     "prices",
+    "context",
 ];
 
 fn string(what: &str, v: &Value) -> Result<String, BindError> {
@@ -292,6 +296,7 @@ impl AgentSettings {
                             .map_err(|e| BindError::config(format!("{what}{e}")))?,
                     );
                 }
+                "context" => s.context = Some(context(what, v, d)?),
                 _ => unreachable!("every name of NAMES has its arm"),
             }
         }
@@ -321,6 +326,30 @@ impl AgentSettings {
         }
     }
 
+    /// Gives the context policy the model that writes its summaries (a
+    /// package passes it apart from the settings: it may be an object).
+    pub fn context_model(&mut self, model: Arc<dyn Model>) -> Result<(), BindError> {
+        self.takes_context_model()?;
+        if let Some(p) = &mut self.context {
+            p.model = Some(model);
+        }
+        Ok(())
+    }
+
+    /// Whether the context policy takes a model (a compact one does):
+    /// checked before the package makes the model.
+    pub fn takes_context_model(&self) -> Result<(), BindError> {
+        let what = "context.model";
+        match &self.context {
+            Some(p) if p.strategy == ContextStrategy::Compact => Ok(()),
+            Some(p) => Err(BindError::config(format!(
+                "{what}: only a compact strategy writes summaries, not {}",
+                p.strategy.as_str()
+            ))),
+            None => Err(BindError::config(format!("{what}: no context policy"))),
+        }
+    }
+
     /// The agent's builder for `model`, with these settings (tools are
     /// the package's to add).
     pub fn builder(self, model: impl IntoModel) -> AgentBuilder {
@@ -345,8 +374,68 @@ impl AgentSettings {
         if let Some(p) = self.prices {
             b = b.prices(p);
         }
+        if let Some(c) = self.context {
+            b = b.context(c);
+        }
         b
     }
+}
+
+/// `context`: `{strategy, window?, trigger?, keep?, instructions?}` (the
+/// model apart); ranges are checked here, each error naming its field.
+fn context(what: &str, v: &Value, d: Dialect) -> Result<ContextPolicy, BindError> {
+    let Value::Object(m) = v else {
+        return Err(BindError::config(format!(
+            "{what}: expected {} with a strategy (\"fail\", \"drop_oldest\" or \"compact\"), got {v}",
+            d.object()
+        )));
+    };
+    const FIELDS: [&str; 5] = ["strategy", "window", "trigger", "keep", "instructions"];
+    if let Some(k) = m.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(BindError::config(format!(
+            "{what}.{k}: unknown field (known: {}, and model)",
+            FIELDS.join(", ")
+        )));
+    }
+    let strategy = match m.get("strategy") {
+        Some(Value::String(s)) => ContextStrategy::parse(s)
+            .map_err(|e| BindError::config(format!("{what}.strategy: {e}")))?,
+        _ => {
+            return Err(BindError::config(format!(
+                "{what}.strategy: required: \"fail\", \"drop_oldest\" or \"compact\""
+            )));
+        }
+    };
+    let mut p = match strategy {
+        ContextStrategy::Fail => ContextPolicy::fail(),
+        ContextStrategy::DropOldest => ContextPolicy::drop_oldest(),
+        ContextStrategy::Compact => ContextPolicy::compact(),
+    };
+    let share = |k: &str| -> Result<Option<f64>, BindError> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) => x.as_f64().map(Some).ok_or_else(|| {
+                BindError::config(format!("{what}.{k}: expected a number, got {x}"))
+            }),
+        }
+    };
+    if let Some(t) = share("trigger")? {
+        p.trigger = t;
+    }
+    if let Some(k) = share("keep")? {
+        p.keep = k;
+    }
+    match m.get("window") {
+        None | Some(Value::Null) => {}
+        Some(w) => p.window = Some(count(&format!("{what}.window"), w, 1, u64::MAX)?),
+    }
+    match m.get("instructions") {
+        None | Some(Value::Null) => {}
+        Some(i) => p.instructions = Some(string(&format!("{what}.instructions"), i)?),
+    }
+    p.check()
+        .map_err(|e| BindError::config(format!("{what}.{}: {}", e.field, e.message)))?;
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -413,6 +502,62 @@ mod tests {
             e.text,
             "previous_approval_keys: expected a list of secrets, got \"0123456789abcdef\""
         );
+    }
+
+    #[test]
+    fn a_context_policy_is_read_and_its_errors_name_the_field() {
+        let s = AgentSettings::read(
+            &json!({"context": {"strategy": "compact", "window": 1000, "keep": 0.3}}),
+            Dialect::Python,
+        )
+        .unwrap();
+        let c = s.context.unwrap();
+        assert_eq!(
+            (c.strategy, c.window, c.trigger, c.keep),
+            (ContextStrategy::Compact, Some(1000), 0.8, 0.3)
+        );
+        for (v, expected) in [
+            (json!("compact"), "context: expected a dict with a strategy"),
+            (json!({}), "context.strategy: required"),
+            (
+                json!({"strategy": "shrink"}),
+                "context.strategy: expected one of fail, drop_oldest, compact",
+            ),
+            (
+                json!({"strategy": "fail", "keep": 0.9}),
+                "context.keep: expected a share of the window above 0 and below the trigger (0.8), got 0.9",
+            ),
+            (
+                json!({"strategy": "fail", "trigger": "high"}),
+                "context.trigger: expected a number, got \"high\"",
+            ),
+            (
+                json!({"strategy": "fail", "window": 0}),
+                "context.window: expected a whole number of at least 1, got 0",
+            ),
+            (
+                json!({"strategy": "fail", "windows": 5}),
+                "context.windows: unknown field",
+            ),
+        ] {
+            let e = AgentSettings::read(&json!({"context": v}), Dialect::Python).unwrap_err();
+            assert!(e.text.starts_with(expected), "{expected:?}: {}", e.text);
+        }
+        let mut s = AgentSettings::read(
+            &json!({"context": {"strategy": "drop_oldest"}}),
+            Dialect::Node,
+        )
+        .unwrap();
+        let m: Arc<dyn Model> = Arc::new(parlance::testing::FunctionModel::new(|_| {
+            Ok(parlance::Message::assistant("x"))
+        }));
+        let e = s.context_model(Arc::clone(&m)).unwrap_err();
+        assert_eq!(
+            e.text,
+            "context.model: only a compact strategy writes summaries, not drop_oldest"
+        );
+        let mut none = AgentSettings::default();
+        assert!(none.context_model(m).is_err());
     }
 
     #[test]

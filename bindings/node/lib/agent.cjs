@@ -220,12 +220,13 @@ class Agent {
       outputRetries,
       guardrails = [],
       outputHold,
+      context,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -289,6 +290,26 @@ class Agent {
         );
       }
     }
+    // The context policy's settings go as JSON; its summaries' model apart.
+    /** @type {object | undefined} */
+    let contextSettings;
+    /** @type {unknown} */
+    let contextModel;
+    if (context !== undefined) {
+      if (context === null || typeof context !== "object" || Array.isArray(context)) {
+        throw new ConfigError(
+          `context: expected {strategy: "fail" | "drop_oldest" | "compact", window?, trigger?, keep?, model?, instructions?}, got ${describe(context)}`,
+        );
+      }
+      const { model: writer, ...rest } = /** @type {{ model?: unknown }} */ (context);
+      contextSettings = rest;
+      if (writer !== undefined) {
+        contextModel = toNative(writer);
+        if (contextModel === undefined) {
+          throw new ConfigError(`context.model: expected a model string ("openai:gpt-4o-mini") or a Model, got ${describe(writer)}`);
+        }
+      }
+    }
     const settings = {
       name,
       instructions,
@@ -305,6 +326,7 @@ class Agent {
       prices,
       outputRetries,
       outputHold,
+      context: contextSettings,
       outputSchema:
         outputSchema === undefined
           ? undefined
@@ -343,6 +365,7 @@ class Agent {
           guardrails.map((g) => ({ name: g.name, point: g.point })),
           guardrails.length === 0 ? undefined : caller(judge(guardrails), "verdict"),
           guardrails.length === 0 ? undefined : abort,
+          contextModel,
         ),
     );
   }

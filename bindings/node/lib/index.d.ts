@@ -602,6 +602,30 @@ export interface AgentOptions {
    * the answer so far is allowed).
    */
   outputHold?: "answer" | "sentence";
+  /**
+   * Keeps each run's context inside the model's window. Past `trigger`
+   * (default 0.8) of the window (`window`, else the price table's), the
+   * run fails (`"fail"`), leaves the oldest turns out of what is sent
+   * (`"drop_oldest"`), or has `model` (default: the agent's) summarize
+   * them (`"compact"`); the newest turns keep `keep` (default 0.25) of the
+   * window. The thread keeps every message, and one record of the cut.
+   */
+  context?: ContextPolicy;
+}
+
+/** See {@link AgentOptions.context}. */
+export interface ContextPolicy {
+  strategy: "fail" | "drop_oldest" | "compact";
+  /** The model's window in tokens (default: the price table's). */
+  window?: number;
+  /** The share of the window past which the policy acts, in (0, 1]. */
+  trigger?: number;
+  /** The share of the window the newest messages keep after a cut. */
+  keep?: number;
+  /** The model that writes summaries (compact only). */
+  model?: string | Model;
+  /** The instructions summaries are written with. */
+  instructions?: string;
 }
 
 /** An error kind a fallback may move on by. */

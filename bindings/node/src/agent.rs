@@ -289,9 +289,22 @@ impl NativeAgent {
         guards: Option<Vec<GuardDef>>,
         guard_check: Option<Function<'_, (i64, String), ()>>,
         guard_abort: Option<Function<'_, i64, ()>>,
+        context_model: Option<Either<String, &NativeModel>>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
+        if let Some(m) = context_model {
+            s.takes_context_model().map_err(bind)?;
+            let m = match m {
+                Either::A(spec) => parlance::model(&spec).map_err(|e| {
+                    let mut e: parlance_bindings::BindError = e.into();
+                    e.text = format!("context.model: {}", e.text);
+                    bind(e)
+                })?,
+                Either::B(m) => Arc::clone(&m.model),
+            };
+            s.context_model(m).map_err(bind)?;
+        }
         let host = Host::new(call, abort, approve)?;
         let given = match model {
             Either3::A(spec) => GivenModel::One(model_from(Either::A(spec))?),

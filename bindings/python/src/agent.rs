@@ -254,7 +254,7 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new()))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new(), context_model = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -265,9 +265,18 @@ impl PyAgent {
         toolsets: Vec<Bound<'_, PyAny>>,
         output_check: Option<Py<PyAny>>,
         guardrails: Vec<PyRef<'_, crate::guardrail::PyGuardrail>>,
+        context_model: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
+        if let Some(m) = context_model {
+            settings
+                .takes_context_model()
+                .map_err(|e| bind_error(py, e))?;
+            let m = model_from(py, &m)
+                .map_err(|e| config_error(py, format!("context.model: {}", e.value(py))))?;
+            settings.context_model(m).map_err(|e| bind_error(py, e))?;
+        }
         let keep_failures = settings.limits.on_tool_exception == OnToolException::Fail;
         let (given, wants_loop) = given_model(py, model)?;
         // An `async def` model runs on the caller's loop too.

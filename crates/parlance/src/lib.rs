@@ -50,9 +50,10 @@
 use std::sync::Arc;
 
 pub use parlance_agent::{
-    Agent, AgentBuilder, ArgumentProblem, Checkpoint, DecisionError, Deps, GuardPoint, Guarded,
-    Guardrail, IntoToolContent, Json, Limits, OnToolException, OutputHold, PathStep, Resume,
-    RunEvent, RunInput, Step, Tool, ToolContext, ToolError, ToolFailure, Verdict,
+    Agent, AgentBuilder, ArgumentProblem, Checkpoint, Compaction, ContextPolicy, ContextStrategy,
+    DecisionError, Deps, GuardPoint, Guarded, Guardrail, IntoToolContent, Json, Limits,
+    OnToolException, OutputHold, PathStep, Resume, RunEvent, RunInput, Step, Tool, ToolContext,
+    ToolError, ToolFailure, Verdict,
 };
 pub use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,

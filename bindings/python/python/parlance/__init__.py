@@ -23,6 +23,7 @@ TypedDicts generated from the published schema: ``parlance.types``.
 from . import format, types
 from ._agent import Agent, Checkpoint, Step
 from ._content import Content
+from ._context import ContextPolicy
 from ._core import (
     ApprovalRequest,
     Model,
@@ -70,13 +71,14 @@ __all__ = [
     "Anthropic",
     "ApprovalRequest",
     "ApprovalRequired",
-    "ContextCompacted",
     "Azure",
     "Bedrock",
     "Block",
     "Checkpoint",
     "ConfigError",
     "Content",
+    "ContextCompacted",
+    "ContextPolicy",
     "Decision",
     "DecisionError",
     "Event",

@@ -26,6 +26,7 @@ from typing import (
 )
 
 from . import _core, types
+from ._context import ContextPolicy
 from ._core import Model, Response
 from ._decisions import Decision, to_dicts
 from ._errors import ConfigError
@@ -99,7 +100,9 @@ class Agent(Generic[T]):
     call and the final answer (see ``Guardrail``); ``output_hold``: how a
     streamed answer waits for the output guardrails (``"answer"``: all of
     it checked first; ``"sentence"``: each sentence once the answer so far
-    is allowed).
+    is allowed). ``context``: a ``ContextPolicy`` that keeps each run's
+    context inside the model's window (fail early, drop the oldest turns,
+    or compact them into a stored summary).
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -142,6 +145,7 @@ class Agent(Generic[T]):
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
+        context: Optional[ContextPolicy] = None,
     ) -> None: ...
 
     @overload
@@ -169,6 +173,7 @@ class Agent(Generic[T]):
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
+        context: Optional[ContextPolicy] = None,
     ) -> None: ...
 
     def __init__(
@@ -195,6 +200,7 @@ class Agent(Generic[T]):
         toolsets: Iterable[Union[McpServer, Toolset]] = (),
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
+        context: Optional[ContextPolicy] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -209,6 +215,8 @@ class Agent(Generic[T]):
             out_name, out_schema, validate = output_schema(output_type)
             schema = {"name": out_name, "schema": out_schema}
             check = output_check(validate)
+        if context is not None and not isinstance(context, ContextPolicy):
+            raise ConfigError(f"context: expected a ContextPolicy, got {type(context).__name__}")
         settings: Dict[str, Any] = {
             "instructions": instructions,
             "name": name,
@@ -226,7 +234,9 @@ class Agent(Generic[T]):
             "prices": os.fspath(prices) if prices is not None else None,
             "output_retries": output_retries,
             "output_hold": output_hold,
+            "context": context._settings() if context is not None else None,
         }
+        self.context = context
         self.toolsets: List[Union[McpServer, Toolset]] = list(toolsets)
         for i, t in enumerate(self.toolsets):
             if not isinstance(t, (McpServer, Toolset)):
@@ -243,6 +253,7 @@ class Agent(Generic[T]):
             [t._core for t in self.toolsets],
             output_check=check,
             guardrails=[g._core for g in self.guardrails],
+            context_model=context.model if context is not None else None,
         )
 
     def _run_work(

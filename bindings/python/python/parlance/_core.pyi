@@ -187,6 +187,7 @@ class Agent:
         *,
         output_check: Optional[Callable[[Any], Any]] = None,
         guardrails: Sequence[Guardrail] = (),
+        context_model: Optional[Union[str, Model]] = None,
     ) -> None: ...
     @property
     def has_async_tools(self) -> bool: ...
