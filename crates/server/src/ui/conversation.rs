@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use maud::{Markup, html};
+use parlance_agent::{Compaction, ContextStrategy};
 use parlance_format::{Block, Message, Role, ToolResult};
 use parlance_store::{RunRecord, StoredMessage};
 
@@ -134,6 +135,9 @@ impl Ctx<'_> {
         if msg.role == Role::Tool && self.orphans(msg).is_empty() {
             return html! {};
         }
+        if let Some(c) = Compaction::of(msg) {
+            return compaction(m, &c);
+        }
         html! {
             article .message data-role=(role) id={ "m-" (m.seq) } {
                 p .role { (match msg.role { Role::User => "User", Role::Assistant => "Model", Role::System => "System", Role::Tool => "Tool results" }) }
@@ -206,6 +210,30 @@ impl Ctx<'_> {
                         details .artifact { summary { "Artifact (operators only)" } pre { code { (pretty(a)) } } }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A context policy's record: what it stands for, by whom, and the
+/// summary folded (the messages it stands for stay above it, in full).
+fn compaction(m: &StoredMessage, c: &Compaction) -> Markup {
+    let by = m
+        .message
+        .metadata
+        .as_ref()
+        .and_then(|d| d["compaction"]["model"].as_str());
+    html! {
+        article .message data-role="compaction" id={ "m-" (m.seq) } {
+            p .role { "Context compacted" }
+            p .meta {
+                @if c.strategy == ContextStrategy::Compact { "Summarized" } @else { "Left out of the model's context:" }
+                " the thread's first " (c.replaces) " messages (about " (c.tokens_before) " tokens, then " (c.tokens_after) ")"
+                @if let Some(by) = by { " by " code { (by) } }
+                "."
+            }
+            @if c.strategy == ContextStrategy::Compact {
+                details .summary { summary { "The summary the model reads" } p .text { (m.message.text()) } }
             }
         }
     }
