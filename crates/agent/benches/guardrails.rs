@@ -8,55 +8,23 @@
 //!
 //! Run: `cargo bench -p parlance-agent --bench guardrails`.
 
+mod common;
+
 use divan::Bencher;
-use parlance_agent::{Agent, GuardPoint, Guardrail, Tool, ToolError, Verdict};
-use parlance_format::{Block, FinishReason, Message, Role};
+use parlance_agent::{GuardPoint, Guardrail, Verdict};
 use parlance_model::scripted::ScriptedModel;
-use serde_json::{Value, json};
 
 fn main() {
     divan::main();
 }
 
-fn script(model: &ScriptedModel) {
-    let mut calls = Message::new(
-        Role::Assistant,
-        (1..=3)
-            .map(|i| Block::tool_call(format!("c{i}"), "lookup", json!({"id": format!("A-{i}")})))
-            .collect(),
-    );
-    calls.finish_reason = Some(FinishReason::ToolCalls);
-    let mut done = Message::assistant("done");
-    done.finish_reason = Some(FinishReason::Stop);
-    model.push(calls);
-    model.push(done);
-}
-
-fn agent(model: &ScriptedModel, guardrails: Vec<Guardrail>) -> Agent {
-    let lookup = Tool::new("lookup", "Look up an order.", |args: Value| async move {
-        Ok::<_, ToolError>(format!("order {} shipped", args["id"]))
-    })
-    .with_schema(
-        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
-    );
-    let mut b = Agent::builder(model.clone()).name("bench").tool(lookup);
-    for g in guardrails {
-        b = b.guardrail(g);
-    }
-    b.build().unwrap()
-}
-
 fn one_run(b: Bencher, guardrails: Vec<Guardrail>) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let model = ScriptedModel::new([]);
-    let agent = agent(&model, guardrails);
-    b.bench_local(|| {
-        script(&model);
-        rt.block_on(async { agent.run("where are my orders?").await })
-    });
+    let mut a = common::builder(&model);
+    for g in guardrails {
+        a = a.guardrail(g);
+    }
+    common::one_run(b, &model, &a.build().unwrap());
 }
 
 #[divan::bench]

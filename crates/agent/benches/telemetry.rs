@@ -9,55 +9,18 @@
 //! the `off` case is plain public API, so the same file runs on a commit
 //! without telemetry (docs/performance.md).
 
+mod common;
+
 use divan::Bencher;
-use parlance_agent::{Agent, Tool, ToolError};
-use parlance_format::{Block, FinishReason, Message, Role};
 use parlance_model::scripted::ScriptedModel;
-use serde_json::{Value, json};
 
 fn main() {
     divan::main();
 }
 
-fn script(model: &ScriptedModel) {
-    let mut calls = Message::new(
-        Role::Assistant,
-        (1..=3)
-            .map(|i| Block::tool_call(format!("c{i}"), "lookup", json!({"id": format!("A-{i}")})))
-            .collect(),
-    );
-    calls.finish_reason = Some(FinishReason::ToolCalls);
-    let mut done = Message::assistant("done");
-    done.finish_reason = Some(FinishReason::Stop);
-    model.push(calls);
-    model.push(done);
-}
-
-fn agent(model: &ScriptedModel) -> Agent {
-    let lookup = Tool::new("lookup", "Look up an order.", |args: Value| async move {
-        Ok::<_, ToolError>(format!("order {} shipped", args["id"]))
-    })
-    .with_schema(
-        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
-    );
-    Agent::builder(model.clone())
-        .name("bench")
-        .tool(lookup)
-        .build()
-        .unwrap()
-}
-
 fn one_run(b: Bencher) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let model = ScriptedModel::new([]);
-    let agent = agent(&model);
-    b.bench_local(|| {
-        script(&model);
-        rt.block_on(async { agent.run("where are my orders?").await })
-    });
+    common::one_run(b, &model, &common::builder(&model).build().unwrap());
 }
 
 #[divan::bench]

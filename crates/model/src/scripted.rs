@@ -60,6 +60,12 @@ impl ScriptedModel {
         self.received.lock().expect("script lock").clone()
     }
 
+    /// Forgets the requests received so far (a benchmark's runs would
+    /// otherwise keep every one).
+    pub fn forget_received(&self) {
+        self.received.lock().expect("script lock").clear();
+    }
+
     /// How many answers are left.
     pub fn remaining(&self) -> usize {
         self.steps.lock().expect("script lock").len()
