@@ -25,6 +25,7 @@ mod input;
 mod resume;
 mod retry;
 mod run_loop;
+mod spend;
 mod start;
 mod state;
 mod turn;
@@ -73,6 +74,8 @@ struct Inner {
     guards: guard::Guards,
     /// How runs keep their context inside the model's window.
     context: Option<crate::context::ContextPolicy>,
+    /// What runs, threads and owners may spend.
+    budget: Option<crate::budget::Budget>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.
@@ -163,6 +166,11 @@ impl Agent {
         self.inner.context.as_ref()
     }
 
+    /// The agent's budget, if it has one.
+    pub fn budget(&self) -> Option<&crate::budget::Budget> {
+        self.inner.budget.as_ref()
+    }
+
     /// The agent's settings as JSON, to record with each run.
     pub fn settings(&self) -> Value {
         let l = &self.inner.limits;
@@ -185,6 +193,7 @@ impl Agent {
             },
             "guardrails": self.inner.guards.names(),
             "context": self.inner.context.as_ref().map(|c| c.settings()),
+            "budget": self.inner.budget.as_ref().map(|b| b.settings()),
             "options": self.inner.options,
         })
     }

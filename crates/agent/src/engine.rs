@@ -201,6 +201,9 @@ pub enum ToolBoxError {
     /// The agent's context policy is out of range.
     #[error(transparent)]
     Context(#[from] crate::context::ContextError),
+    /// The agent's budget has a limit that cannot be used.
+    #[error(transparent)]
+    Budget(#[from] crate::budget::BudgetError),
 }
 
 impl ToolBox {

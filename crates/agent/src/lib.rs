@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod budget;
 pub mod context;
 mod current;
 mod digest;
@@ -26,6 +27,7 @@ pub use agent::{
     Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
     RunInput, Screened, Step,
 };
+pub use budget::{Budget, BudgetError, Caps, OnExhausted, StoredSpend};
 pub use context::{Compaction, ContextError, ContextPolicy, Strategy as ContextStrategy};
 pub use current::current_deps;
 pub use engine::{

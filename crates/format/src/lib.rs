@@ -31,6 +31,7 @@ mod message;
 mod read;
 mod response;
 pub mod schema;
+mod spend;
 mod tool;
 mod usage;
 
@@ -49,6 +50,7 @@ pub use read::{
 pub use response::{
     Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn, total_cost,
 };
+pub use spend::{NANOS_PER_USD, Spend, usd_to_nanos};
 pub use tool::ToolSpec;
 pub use usage::{FinishReason, Usage};
 

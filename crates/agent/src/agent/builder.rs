@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::guard::Guards;
 use super::{Agent, Inner};
+use crate::budget::Budget;
 use crate::context::ContextPolicy;
 use crate::engine::{DEFAULT_MAX_TOOL_OUTPUT, OnToolException, ToolBox};
 use crate::guardrail::{Guardrail, OutputHold};
@@ -74,6 +75,7 @@ pub struct AgentBuilder {
     output_validator: Option<OutputValidator>,
     guards: Guards,
     context: Option<ContextPolicy>,
+    budget: Option<Budget>,
 }
 
 /// Checks a structured final answer beyond its schema (see
@@ -98,6 +100,7 @@ impl AgentBuilder {
             output_validator: None,
             guards: Guards::default(),
             context: None,
+            budget: None,
         }
     }
 
@@ -219,11 +222,21 @@ impl AgentBuilder {
         self
     }
 
+    /// Limits what each run, each thread and each owner may spend (see
+    /// [`crate::budget`]): tokens, cost, model calls, tool calls.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
     /// Compiles every schema; fails on a bad schema, a duplicate tool
-    /// name or a context policy out of range.
+    /// name, a context policy out of range or a budget that cannot be used.
     pub fn build(self) -> Result<Agent, ToolBoxError> {
         if let Some(c) = &self.context {
             c.check()?;
+        }
+        if let Some(b) = &self.budget {
+            b.check()?;
         }
         let mut tools = ToolBox::new();
         for t in self.tools {
@@ -253,6 +266,7 @@ impl AgentBuilder {
                 output_validator: self.output_validator,
                 guards: self.guards,
                 context: self.context,
+                budget: self.budget,
             }),
         })
     }

@@ -9,6 +9,7 @@ use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use parlance_format::{ApprovalRequest, Message, Response, ToolStatus};
 
+use crate::budget::StoredSpend;
 use crate::engine::{EventSink, ToolEvent};
 use crate::tool::SharedError;
 
@@ -82,6 +83,14 @@ pub enum Step<'a> {
 pub trait Checkpoint: Send + Sync {
     /// Keeps one step.
     fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>>;
+
+    /// What the storage counted for the run's thread and its owner, for
+    /// an agent's thread and owner budgets ([`crate::budget`]); asked
+    /// before each model call of such an agent. `None` (the default): the
+    /// storage counts nothing, and only the run's own limits apply.
+    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// A step could not be kept: the storage's own error (or a message),
@@ -146,6 +155,15 @@ impl Hooks {
                 kept
             }
             None => Ok(()),
+        }
+    }
+
+    /// What the storage counted for the run's thread and owner, when
+    /// someone stores the run and counts.
+    pub(crate) async fn spent(&self) -> Result<Option<StoredSpend>, CheckpointError> {
+        match &self.checkpoint {
+            Some(c) => c.spent().await,
+            None => Ok(None),
         }
     }
 

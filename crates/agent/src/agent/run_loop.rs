@@ -39,6 +39,11 @@ impl Agent {
                     format!("the model was called {n} times without finishing (limit {n})"),
                 ));
             }
+            if self.inner.budget.is_some()
+                && let Some(end) = Box::pin(self.over_budget(state, hooks)).await
+            {
+                return end;
+            }
             if let Err(e) = self.refresh_tools(state).await {
                 return state.failed(e);
             }
@@ -216,13 +221,23 @@ impl Agent {
         state: &State,
         hooks: &Hooks,
     ) -> Result<(Message, Option<String>), ModelError> {
+        self.call_model_with(state, &self.sent(state), hooks).await
+    }
+
+    /// [`Self::call_model`] with `request` (what the run's state would
+    /// send, or a variant of it).
+    pub(super) async fn call_model_with(
+        &self,
+        state: &State,
+        request: &ModelRequest,
+        hooks: &Hooks,
+    ) -> Result<(Message, Option<String>), ModelError> {
         let model = &self.inner.model;
         let (provider, id) = (model.provider(), model.model_id());
-        let request = self.sent(state);
         let span = telemetry::chat_span(provider, id, &request.messages);
         let started = std::time::Instant::now();
         let answer = self
-            .call_model_now(state, &request, hooks)
+            .call_model_now(state, request, hooks)
             .instrument(span.clone())
             .await
             .map(|(m, released)| (self.priced(m, provider, id), released));
@@ -373,7 +388,12 @@ impl Agent {
     }
 
     /// A valid answer through the output guardrails.
-    async fn guarded(&self, state: &State, last: Message, value: Value) -> (Message, Ending) {
+    pub(super) async fn guarded(
+        &self,
+        state: &State,
+        last: Message,
+        value: Value,
+    ) -> (Message, Ending) {
         if !self.holds_output() {
             return (last, Ending::Done(value));
         }
@@ -446,7 +466,7 @@ impl Agent {
 
 /// How a turn without tool calls ends.
 #[allow(clippy::large_enum_variant)] // one per answer, never kept
-enum Ending {
+pub(super) enum Ending {
     /// Completed, with this output.
     Done(Value),
     /// Failed (the answer did not fit, a guardrail failed).
