@@ -117,6 +117,7 @@ impl Store {
         let run = ActiveRun {
             id: new_id("run"),
             thread_id: thread.to_string(),
+            count_spend: false,
         };
         let mut batch = Batch::new();
         self.push_claim(&mut batch, &run, ask, INSERT_RUN_PLAIN)?;
@@ -141,6 +142,7 @@ impl Store {
             let run = ActiveRun {
                 id: new_id("run"),
                 thread_id: thread.to_string(),
+                count_spend: false,
             };
             let mut batch = Batch::new();
             batch.push(ACTIVE, vec![thread.into()]);

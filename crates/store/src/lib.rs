@@ -28,6 +28,7 @@ mod redact;
 mod repair;
 mod runs;
 mod sessions;
+mod spend;
 mod sql;
 mod store;
 mod write;
@@ -38,6 +39,7 @@ pub use inbox::WaitingRun;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use sessions::ALL_SESSIONS;
+pub use spend::ThreadSpend;
 pub use store::{
     ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
     StoredMessage, Thread,

@@ -263,6 +263,7 @@ impl Store {
         Ok(ActiveRun {
             id: run.id,
             thread_id: run.thread_id,
+            count_spend: false,
         })
     }
 

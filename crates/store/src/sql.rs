@@ -100,4 +100,20 @@ pub const MIGRATIONS: &[&[&str]] = &[
     )",
         "CREATE INDEX parlance_ended_sessions_by_expiry ON parlance_ended_sessions (expires_at)",
     ],
+    &[
+        // What threads and owners spent (`spend` module): one row per
+        // scope (`thread:ID`, `owner:SUBJECT`) and period (`all`,
+        // `day:YYYY-MM-DD`, `month:YYYY-MM`, UTC), added to in the
+        // transaction that commits each step of a run whose agent has a
+        // thread or owner budget.
+        "CREATE TABLE parlance_spend (
+        scope TEXT NOT NULL,
+        period TEXT NOT NULL,
+        tokens BIGINT NOT NULL,
+        cost_nanos BIGINT NOT NULL,
+        model_calls BIGINT NOT NULL,
+        tool_calls BIGINT NOT NULL,
+        PRIMARY KEY (scope, period)
+    )",
+    ],
 ];

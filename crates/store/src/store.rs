@@ -179,6 +179,11 @@ pub struct ActiveRun {
     pub id: String,
     /// Its thread.
     pub thread_id: String,
+    /// Whether its steps' spending is added to its thread's and its
+    /// owner's in the ledger ([`Store::spent`]), in the transaction that
+    /// commits each step (off unless the caller turns it on: a run whose
+    /// agent has a thread or owner budget).
+    pub count_spend: bool,
 }
 
 /// A thread store.
@@ -513,6 +518,13 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
+        // The thread's ledger row goes with it; its owner's stay.
+        sqlx::query(
+            self.q("DELETE FROM parlance_spend WHERE scope = 'thread:' || ? AND period = 'all'"),
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         let gone = sqlx::query(self.q("DELETE FROM parlance_threads WHERE id = ?"))
             .bind(id)
             .execute(&mut *tx)

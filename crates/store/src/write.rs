@@ -51,7 +51,8 @@ impl Store {
     /// one transaction, one script on SQLite (see the `writer` module).
     pub async fn append(&self, run: &ActiveRun, messages: &[Message]) -> R<Vec<i64>> {
         let now = now_ms();
-        let head = self.renewal(run, now);
+        let mut head = self.renewal(run, now);
+        self.push_spend(&mut head, run, messages, now);
         self.write(run, now, head, messages, Batch::new(), Check::First)
             .await
     }
@@ -98,6 +99,7 @@ impl Store {
         let mut head = Batch::new();
         if !messages.is_empty() {
             self.push_touch(&mut head, run, now);
+            self.push_spend(&mut head, run, messages, now);
         }
         let mut tail = Batch::new();
         self.push_outcome(&mut tail, run, response, now);
