@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use parlance_agent::{
     Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Screened, Step,
+    StoredSpend,
 };
 use parlance_format::{Decision, Message, Response, Role, RunError, RunStatus, Turn};
 use tokio::task::JoinHandle;
@@ -83,6 +84,23 @@ impl StoreCheckpoint {
 impl Checkpoint for StoreCheckpoint {
     fn commit<'a>(&'a self, step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(async move { self.keep(step).await.map_err(CheckpointError::new) })
+    }
+
+    /// What the ledger counted for the thread and its owner (a held final
+    /// answer is the run's last step: no model call follows it).
+    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
+        Box::pin(async move {
+            let s = self
+                .store
+                .spent(&self.run.thread_id)
+                .await
+                .map_err(CheckpointError::new)?;
+            Ok(Some(StoredSpend {
+                thread: s.thread,
+                owner_day: s.owner_day,
+                owner_month: s.owner_month,
+            }))
+        })
     }
 }
 
@@ -350,7 +368,10 @@ impl ThreadRunner {
         let (store, agent) = (self.store.clone(), self.agent.clone());
         let outcome = tokio::spawn(async move {
             let (run, work) = match claim.await {
-                Ok((run, work)) => {
+                Ok((mut run, work)) => {
+                    // An agent with thread or owner limits: the store
+                    // counts what each step spends, with the step.
+                    run.count_spend = agent.budget().is_some_and(|b| b.counts_in_store());
                     let _ = claimed.send(Ok(run.clone()));
                     (run, work)
                 }
