@@ -107,6 +107,8 @@ pub struct AgentSettings {
     /// How runs keep their context inside the model's window (its
     /// summaries' model is given apart: [`Self::context_model`]).
     pub context: Option<ContextPolicy>,
+    /// What runs, threads and owners may spend.
+    pub budget: Option<parlance::Budget>,
 }
 
 /// A JSON price table file (genai-prices' format), consulted before the
@@ -131,7 +133,7 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 18] = [
     "name",
     "instructions",
     "on_tool_exception",
@@ -149,6 +151,7 @@ pub const NAMES: [&str; 17] = [
     "fallback_on",
     "prices",
     "context",
+    "budget",
 ];
 
 fn string(what: &str, v: &Value) -> Result<String, BindError> {
@@ -297,6 +300,12 @@ impl AgentSettings {
                     );
                 }
                 "context" => s.context = Some(context(what, v, d)?),
+                "budget" => {
+                    s.budget = Some(
+                        parlance::Budget::from_json(what, v)
+                            .map_err(|e| BindError::config(e.to_string()))?,
+                    )
+                }
                 _ => unreachable!("every name of NAMES has its arm"),
             }
         }
@@ -376,6 +385,9 @@ impl AgentSettings {
         }
         if let Some(c) = self.context {
             b = b.context(c);
+        }
+        if let Some(budget) = self.budget {
+            b = b.budget(budget);
         }
         b
     }
@@ -501,6 +513,31 @@ mod tests {
         assert_eq!(
             e.text,
             "previous_approval_keys: expected a list of secrets, got \"0123456789abcdef\""
+        );
+    }
+
+    #[test]
+    fn a_budget_is_read_in_either_dialect_and_its_errors_name_the_field() {
+        let py = AgentSettings::read(
+            &json!({"budget": {"run": {"cost": 0.5}, "owner_day": {"tokens": 10}, "on_exhausted": "stop"}}),
+            Dialect::Python,
+        )
+        .unwrap();
+        let js = AgentSettings::read(
+            &json!({"budget": {"run": {"cost": 0.5}, "ownerDay": {"tokens": 10}, "onExhausted": "stop"}}),
+            Dialect::Node,
+        )
+        .unwrap();
+        assert_eq!(py.budget, js.budget);
+        assert_eq!(py.budget.unwrap().run.cost, Some(0.5));
+        let e = AgentSettings::read(
+            &json!({"budget": {"thread": {"cost": -1}}}),
+            Dialect::Python,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.text,
+            "budget.thread.cost: expected a number of US dollars, 0 or more, got -1"
         );
     }
 

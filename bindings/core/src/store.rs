@@ -118,7 +118,8 @@ fn to_value<T: parlance::serde::Serialize>(v: T) -> Value {
 ///
 /// | op | takes | answers |
 /// |---|---|---|
-/// | `create_thread` | `metadata`? | the thread |
+/// | `create_thread` | `metadata`?, `owner`? | the thread |
+/// | `spent` | `thread_id` | what the ledger counted: `{thread, owner_day, owner_month}`, each `{tokens, cost, model_calls, tool_calls}` (budgets) |
 /// | `thread` | `thread_id` | the thread (id, owner, metadata, times) |
 /// | `threads` | `after`?, `limit`? | `{items, next}`, oldest first |
 /// | `messages` | `thread_id` | its messages, in order (canonical) |
@@ -134,7 +135,24 @@ pub async fn query(store: &Store, q: &Value, d: Dialect) -> Result<Value, BindEr
     Ok(match op {
         "create_thread" => {
             let metadata = input::metadata(q.get("metadata"))?;
-            to_value(store.create_thread(None, metadata).await?)
+            let owner = optional_string(q, "owner")?;
+            to_value(store.create_thread(owner.as_deref(), metadata).await?)
+        }
+        "spent" => {
+            let s = store.spent(&thread_id()?).await?;
+            let one = |s: parlance::Spend| {
+                serde_json::json!({
+                    "tokens": s.tokens,
+                    "cost": s.cost_usd(),
+                    d.name("model_calls"): s.model_calls,
+                    d.name("tool_calls"): s.tool_calls,
+                })
+            };
+            serde_json::json!({
+                "thread": one(s.thread),
+                d.name("owner_day"): one(s.owner_day),
+                d.name("owner_month"): one(s.owner_month),
+            })
         }
         "thread" => to_value(store.thread(&thread_id()?).await?),
         "threads" => {

@@ -305,6 +305,37 @@ impl Budget {
         self
     }
 
+    /// This budget within `other`: the lower of two limits holds, and
+    /// `stop` if either says so (a server's budget around an agent's).
+    pub fn within(self, other: &Budget) -> Budget {
+        let min = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        let caps = |a: Caps, b: Caps| Caps {
+            tokens: min(a.tokens, b.tokens),
+            cost: match (a.cost, b.cost) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            },
+            model_calls: min(a.model_calls, b.model_calls),
+            tool_calls: min(a.tool_calls, b.tool_calls),
+        };
+        Budget {
+            run: caps(self.run, other.run),
+            thread: caps(self.thread, other.thread),
+            owner_day: caps(self.owner_day, other.owner_day),
+            owner_month: caps(self.owner_month, other.owner_month),
+            on_exhausted: if self.on_exhausted == OnExhausted::Stop
+                || other.on_exhausted == OnExhausted::Stop
+            {
+                OnExhausted::Stop
+            } else {
+                OnExhausted::Answer
+            },
+        }
+    }
+
     /// Whether a store must count spending for it (a thread or owner
     /// limit is set).
     pub fn counts_in_store(&self) -> bool {
@@ -588,6 +619,19 @@ mod tests {
             .check()
             .unwrap_err();
         assert_eq!(e.field, "budget.run.cost");
+    }
+
+    #[test]
+    fn within_keeps_the_lower_of_two_limits() {
+        let agent = Budget::new().run(Caps::new().cost(1.0).tokens(50));
+        let server = Budget::new()
+            .run(Caps::new().cost(0.5))
+            .owner_day(Caps::new().model_calls(9))
+            .stop();
+        let b = agent.within(&server);
+        assert_eq!(b.run, Caps::new().cost(0.5).tokens(50));
+        assert_eq!(b.owner_day, Caps::new().model_calls(9));
+        assert_eq!(b.on_exhausted, OnExhausted::Stop);
     }
 
     #[test]

@@ -131,6 +131,12 @@ pub struct Config {
     /// Model providers by name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// Limits on what every run of this server may spend, per run, per
+    /// thread and per thread owner (the subject of the token that created
+    /// it) per UTC day and month: they apply to every agent, configured
+    /// or given in a request, together with the agent's own `budget`
+    /// (the lower of two limits holds).
+    pub budget: Option<BudgetConfig>,
     /// Agents by name.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentConfig>,
@@ -351,6 +357,9 @@ pub struct AgentConfig {
     /// (`[agents.NAME.context] strategy = "compact"`); unset, the thread
     /// is sent as it is.
     pub context: Option<ContextConfig>,
+    /// What its runs may spend (`[agents.NAME.budget.run] cost = 0.5`),
+    /// besides the server's `[budget]`.
+    pub budget: Option<BudgetConfig>,
     /// Tool timeout.
     pub tool_timeout_ms: Option<u64>,
     /// `return_to_model`, `return_generic` or `fail`.
@@ -378,6 +387,39 @@ pub struct AgentConfig {
     /// built-in table. Configuration only: an agent given in a request
     /// cannot name a file on the server.
     pub prices: Option<String>,
+}
+
+/// A budget (`[budget]`, `[agents.NAME.budget]`): limits per scope, and
+/// what a run does at one.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Each run's limits.
+    pub run: Option<CapsConfig>,
+    /// Each thread's, over all its runs.
+    pub thread: Option<CapsConfig>,
+    /// Each thread owner's, over all their threads, per UTC day.
+    pub owner_day: Option<CapsConfig>,
+    /// Each thread owner's, over all their threads, per UTC month.
+    pub owner_month: Option<CapsConfig>,
+    /// At a limit: `answer` (default: one last model call without tools,
+    /// so the user learns where things stand) or `stop`. Either way the
+    /// run ends `failed`, code `budget_exhausted`.
+    pub on_exhausted: Option<String>,
+}
+
+/// The limits of one budget scope; unset: no limit.
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapsConfig {
+    /// Input plus output tokens.
+    pub tokens: Option<u64>,
+    /// US dollars (priced models only: give others a token limit).
+    pub cost: Option<f64>,
+    /// Model calls.
+    pub model_calls: Option<u64>,
+    /// Tool calls the model asked for.
+    pub tool_calls: Option<u64>,
 }
 
 /// `[agents.NAME.context]`: past `trigger` of the model's window, fail,

@@ -50,14 +50,14 @@
 use std::sync::Arc;
 
 pub use parlance_agent::{
-    Agent, AgentBuilder, ArgumentProblem, Checkpoint, Compaction, ContextPolicy, ContextStrategy,
-    DecisionError, Deps, GuardPoint, Guarded, Guardrail, IntoToolContent, Json, Limits,
-    OnToolException, OutputHold, PathStep, Resume, RunEvent, RunInput, Step, Tool, ToolContext,
-    ToolError, ToolFailure, Verdict,
+    Agent, AgentBuilder, ArgumentProblem, Budget, Caps, Checkpoint, Compaction, ContextPolicy,
+    ContextStrategy, DecisionError, Deps, GuardPoint, Guarded, Guardrail, IntoToolContent, Json,
+    Limits, OnToolException, OutputHold, PathStep, Resume, RunEvent, RunInput, Step, Tool,
+    ToolContext, ToolError, ToolFailure, Verdict,
 };
 pub use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, FinishReason, Message, Response, Role,
-    RunError, RunStatus, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
+    RunError, RunStatus, Spend, ToolCall, ToolResult, ToolSpec, ToolStatus, Turn, Usage,
 };
 /// [`Fallback`]: a model that is an ordered list of models, and the kinds
 /// of error it moves on by.

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 /// Every guide example, and whether it needs a feature this build lacks.
 const EXAMPLES: &[&str] = &[
     "guide_approval",
+    "guide_context",
     "guide_deploying",
     "guide_get_started",
     "guide_guardrails",
@@ -253,6 +254,33 @@ async fn guardrails() {
     );
     let sent = server.received()[0].body.to_string();
     assert!(sent.contains("[card]") && !sent.contains("4111"), "{sent}");
+}
+
+#[tokio::test]
+async fn context() {
+    let summary = "The user asked six questions and settled on plan B.";
+    let server = ReplayServer::start(vec![text(summary), text("You settled on plan B.")]).await;
+    let out = run("guide_context", Some(&server)).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "summarized: the first 10 of 12 messages",
+            &format!("summary: {summary}"),
+            "answer: You settled on plan B.",
+        ]
+    );
+    let got = server.received();
+    let transcript = got[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(transcript.contains("Question 0:") && !transcript.contains("Question 5:"));
+    let sent = got[1].body["messages"].as_array().unwrap();
+    assert_eq!(sent.len(), 4);
+    assert!(sent[0]["content"].as_str().unwrap().ends_with(summary));
+    assert!(
+        sent[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Question 5:")
+    );
 }
 
 /// Against the MCP server of the repository's tests (testdata/mcp, the

@@ -4,15 +4,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parlance_agent::{
-    Agent, ContextPolicy, ContextStrategy, GuardPoint, Guardrail, Limits, OutputHold, Tool,
-    ToolContext, ToolError,
+    Agent, Budget, Caps, ContextPolicy, ContextStrategy, GuardPoint, Guardrail, Limits,
+    OnExhausted, OutputHold, Tool, ToolContext, ToolError,
 };
 use parlance_model::{Fallback, FallbackOn, Model, ModelOptions};
 use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{AgentConfig, AgentModel, Config, ConfigError, ContextConfig, GuardrailConfig};
+use crate::config::{
+    AgentConfig, AgentModel, BudgetConfig, CapsConfig, Config, ConfigError, ContextConfig,
+    GuardrailConfig,
+};
 
 /// Why an agent, a model or a tool of the configuration (or of a request)
 /// could not be made; each names the setting at fault.
@@ -72,6 +75,9 @@ pub enum BuildError {
     /// The context policy's settings (`context.field: what is wrong`).
     #[error("{0}")]
     Context(String),
+    /// A budget's settings (`budget.run.cost: what is wrong`).
+    #[error("{0}")]
+    Budget(String),
     /// An agent names a tool `[tools]` does not have.
     #[error("tools: no tool named {name:?} in the configuration")]
     UnknownTool {
@@ -476,6 +482,9 @@ pub fn agent_with(
     if let Some(c) = &a.context {
         b = b.context(context_policy(c, one)?);
     }
+    if let Some(budget) = budget(config.budget.as_ref(), a.budget.as_ref())? {
+        b = b.budget(budget);
+    }
     for (i, g) in a.guardrails.iter().enumerate() {
         for g in guardrails(g).map_err(|e| BuildError::Guardrail(format!("guardrails[{i}].{e}")))? {
             b = b.guardrail(g);
@@ -491,6 +500,61 @@ pub fn agent_with(
         b = b.toolset(server.clone());
     }
     Ok(b.build()?)
+}
+
+/// The server's `[budget]` and the agent's own together (the lower of two
+/// limits holds; `stop` if either says so); `None` without either.
+fn budget(
+    server: Option<&BudgetConfig>,
+    agent: Option<&BudgetConfig>,
+) -> Result<Option<Budget>, BuildError> {
+    let read = |c: &BudgetConfig, prefix: &str| -> Result<Budget, BuildError> {
+        let caps = |c: Option<CapsConfig>| {
+            let c = c.unwrap_or_default();
+            Caps {
+                tokens: c.tokens,
+                cost: c.cost,
+                model_calls: c.model_calls,
+                tool_calls: c.tool_calls,
+            }
+        };
+        let on_exhausted = match c.on_exhausted.as_deref() {
+            None | Some("answer") => OnExhausted::Answer,
+            Some("stop") => OnExhausted::Stop,
+            Some(other) => {
+                return Err(BuildError::Budget(format!(
+                    "{prefix}.on_exhausted: expected \"answer\" or \"stop\", got {other:?}"
+                )));
+            }
+        };
+        let b = Budget {
+            run: caps(c.run),
+            thread: caps(c.thread),
+            owner_day: caps(c.owner_day),
+            owner_month: caps(c.owner_month),
+            on_exhausted,
+        };
+        b.check().map_err(|e| {
+            BuildError::Budget(format!(
+                "{}: {}",
+                e.field.replacen("budget", prefix, 1),
+                e.message
+            ))
+        })?;
+        Ok(b)
+    };
+    Ok(match (server, agent) {
+        (None, None) => None,
+        (Some(s), None) => Some(read(s, "budget")?),
+        (None, Some(a)) => Some(read(a, "budget")?),
+        (Some(s), Some(a)) => Some(read(a, "budget")?.within(&read(s, "budget")?)),
+    })
+}
+
+/// Checks the server's `[budget]` (before any agent is built, so that
+/// its error names it, not an agent).
+pub fn server_budget(config: &Config) -> Result<(), BuildError> {
+    budget(config.budget.as_ref(), None).map(drop)
 }
 
 /// `[agents.NAME.context]` as a policy; its writer's model is made by

@@ -100,6 +100,7 @@ impl AppState {
             }
         }
         let mcp = build::mcp_servers(&config)?;
+        build::server_budget(&config)?;
         let mut agents = HashMap::new();
         for (name, a) in &config.agents {
             let one = |spec: &str| match local_models.get(spec) {

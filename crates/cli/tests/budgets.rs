@@ -1,0 +1,202 @@
+//! Budgets through `parlance serve`: the server's `[budget]` holds for
+//! each owner (the token's subject) across threads and agents; an agent's
+//! run at its limit answers once without tools, streamed, then ends
+//! `budget_exhausted`, all of it stored; bad settings stop the server
+//! naming the setting.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::replay::{ReplayServer, Reply};
+use common::*;
+use serde_json::json;
+
+const ALICE_AND_BOB: &str = "[[auth.tokens]]\ntoken = \"tok-alice-0123456789\"\nsubject = \"alice\"\n[[auth.tokens]]\ntoken = \"tok-bob-01234567890\"\nsubject = \"bob\"\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owners_daily_budget_holds_across_threads_and_other_owners_are_not_touched() {
+    // Every answer reports 10 + 5 tokens.
+    let provider = ReplayServer::start(vec![
+        chat(text("One.")),
+        chat(text("Two.")),
+        chat(text("Bob's.")),
+    ])
+    .await;
+    let dir = temp_dir();
+    let cfg = config_with(
+        &dir,
+        &provider.url,
+        "http://127.0.0.1:9",
+        ALICE_AND_BOB,
+        &Extra {
+            top: "[budget.owner_day]\ntokens = 30\n",
+            ..Extra::default()
+        },
+    );
+    let server = start(&cfg);
+    let alice = Some("tok-alice-0123456789");
+    let bob = Some("tok-bob-01234567890");
+    let mut outcomes = Vec::new();
+    for who in [alice, alice, alice, bob] {
+        let (status, t) = post(&server.url, "/v1/threads", &json!({}), who).await;
+        assert_eq!(status, 201, "{t}");
+        let body = json!({"agent": "support", "input": "Hi", "thread_id": t["id"]});
+        let (status, r) = post(&server.url, "/v1/runs", &body, who).await;
+        assert_eq!(status, 200, "{r}");
+        outcomes.push(r);
+    }
+    let codes: Vec<_> = outcomes
+        .iter()
+        .map(|r| {
+            r["error"]["code"]
+                .as_str()
+                .unwrap_or(r["status"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        ["completed", "completed", "budget_exhausted", "completed"]
+    );
+    assert_eq!(
+        outcomes[2]["error"]["message"],
+        "the owner's budget for today (UTC) is exhausted: 30 of 30 tokens"
+    );
+    assert_eq!(outcomes[2]["status"], "failed");
+    // Alice's third run asked no model.
+    assert_eq!(provider.received().len(), 3);
+    // Stored: the run reads back failed with its code.
+    let (_, run) = get(
+        &server.url,
+        &format!("/v1/runs/{}", outcomes[2]["id"].as_str().unwrap()),
+        alice,
+    )
+    .await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "budget_exhausted", "{run}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_at_its_limit_answers_once_without_tools_streamed_and_stored() {
+    let provider = ReplayServer::start(vec![
+        chat_stream(call("c1", "lookup_order", json!({"id": "A-17"}))),
+        chat_stream(call("c2", "lookup_order", json!({"id": "A-18"}))),
+        chat_stream(text(
+            "A-17 has shipped; I could not check A-18 within the budget.",
+        )),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![
+        Reply::json(200, &json!({"id": "A-17", "status": "shipped"})),
+        Reply::json(200, &json!({"id": "A-18", "status": "packed"})),
+    ])
+    .await;
+    let dir = temp_dir();
+    let cfg = config_with(
+        &dir,
+        &provider.url,
+        &tool.url,
+        "",
+        &Extra {
+            agent: "[agents.support.budget.run]\ntool_calls = 2\n",
+            ..Extra::default()
+        },
+    );
+    let server = start(&cfg);
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let body = json!({"agent": "support", "input": "Where are A-17 and A-18?", "thread_id": t["id"], "stream": true});
+    let events = post_stream(&server.url, "/v1/runs", &body, None).await;
+    let text: String = events
+        .iter()
+        .filter(|(e, _)| e == "text_delta")
+        .map(|(_, d)| d["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        text,
+        "A-17 has shipped; I could not check A-18 within the budget."
+    );
+    let (last, done) = events.last().unwrap();
+    assert_eq!(last, "run_completed");
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(
+        done["error"]["message"],
+        "the run's budget is exhausted: 2 of 2 tool calls"
+    );
+    // The closing request offered no tool and said why.
+    let sent = provider.received();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[1].body["tools"].is_array());
+    assert!(
+        sent[2]
+            .body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty())),
+        "{}",
+        sent[2].body
+    );
+    let note = sent[2].body["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(note.contains("No tool can be called any more"), "{note}");
+    // Stored: the closing answer is the thread's last message, the note is not.
+    let (_, thread) = get(
+        &server.url,
+        &format!("/v1/threads/{}", t["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
+    let messages = thread["messages"].as_array().unwrap();
+    let last = &messages.last().unwrap()["message"];
+    assert_eq!(last["role"], "assistant", "{last}");
+    assert_eq!(messages.len(), 6, "input, two calls, two results, the answer");
+    assert!(thread.to_string().contains("within the budget"));
+    assert!(!thread.to_string().contains("No tool can be called"));
+}
+
+#[test]
+fn bad_budgets_stop_the_server_naming_the_setting() {
+    for (top, agent, want) in [
+        (
+            "",
+            "[agents.support.budget.run]\ncost = -1\n",
+            "agents.support.budget.run.cost: expected a number of US dollars, 0 or more, got -1",
+        ),
+        (
+            "[budget.owner_month]\ncost = -0.5\n",
+            "",
+            "budget.owner_month.cost: expected a number of US dollars, 0 or more, got -0.5",
+        ),
+        (
+            "",
+            "[agents.support.budget]\non_exhausted = \"explain\"\n",
+            "agents.support.budget.on_exhausted: expected \"answer\" or \"stop\", got \"explain\"",
+        ),
+        (
+            "",
+            "[agents.support.budget.day]\ntokens = 5\n",
+            "unknown field `day`",
+        ),
+        // Serde's error: the line, the column and the key under the caret.
+        ("[budget.run]\ntokens = -5\n", "", "expected u64"),
+    ] {
+        let dir = temp_dir();
+        let cfg = config_with(
+            &dir,
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            "",
+            &Extra {
+                top,
+                agent,
+                ..Extra::default()
+            },
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_parlance"))
+            .args(["serve", "--config", cfg.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains(want), "{want}\n{err}");
+    }
+}
