@@ -22,6 +22,7 @@ TypedDicts generated from the published schema: ``parlance.types``.
 
 from . import format, types
 from ._agent import Agent, Checkpoint, Step
+from ._budget import Budget, Limits, Spent, ThreadSpent
 from ._content import Content
 from ._context import ContextPolicy
 from ._core import (
@@ -74,6 +75,7 @@ __all__ = [
     "Azure",
     "Bedrock",
     "Block",
+    "Budget",
     "Checkpoint",
     "ConfigError",
     "Content",
@@ -87,6 +89,7 @@ __all__ = [
     "GuardCheck",
     "Guardrail",
     "JsonValue",
+    "Limits",
     "McpServer",
     "Message",
     "MessageCompleted",
@@ -102,11 +105,13 @@ __all__ = [
     "RunCompleted",
     "RunError",
     "RunStream",
+    "Spent",
     "Step",
     "Store",
     "StoreError",
     "TextDelta",
     "ThinkingDelta",
+    "ThreadSpent",
     "Tool",
     "ToolCallFinished",
     "ToolCallStarted",

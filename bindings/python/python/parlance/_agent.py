@@ -26,6 +26,7 @@ from typing import (
 )
 
 from . import _core, types
+from ._budget import Budget
 from ._context import ContextPolicy
 from ._core import Model, Response
 from ._decisions import Decision, to_dicts
@@ -102,7 +103,10 @@ class Agent(Generic[T]):
     it checked first; ``"sentence"``: each sentence once the answer so far
     is allowed). ``context``: a ``ContextPolicy`` that keeps each run's
     context inside the model's window (fail early, drop the oldest turns,
-    or compact them into a stored summary).
+    or compact them into a stored summary). ``budget``: what each run, each
+    thread and each thread owner may spend (tokens, cost, model and tool
+    calls; see ``Budget``): at a limit the model answers once more without
+    tools, then the run raises ``RunError`` ``budget_exhausted``.
 
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
@@ -146,6 +150,7 @@ class Agent(Generic[T]):
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
+        budget: Optional[Budget] = None,
     ) -> None: ...
 
     @overload
@@ -174,6 +179,7 @@ class Agent(Generic[T]):
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
+        budget: Optional[Budget] = None,
     ) -> None: ...
 
     def __init__(
@@ -201,6 +207,7 @@ class Agent(Generic[T]):
         guardrails: Iterable[Guardrail] = (),
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
+        budget: Optional[Budget] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -235,6 +242,7 @@ class Agent(Generic[T]):
             "output_retries": output_retries,
             "output_hold": output_hold,
             "context": context._settings() if context is not None else None,
+            "budget": dict(budget) if budget is not None else None,
         }
         self.context = context
         self.toolsets: List[Union[McpServer, Toolset]] = list(toolsets)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import _core, types
+from ._budget import ThreadSpent
 
 
 class Store:
@@ -30,10 +31,18 @@ class Store:
     def _q_sync(self, op: str, **fields: Any) -> Any:
         return self._core.query_blocking({"op": op, **fields})
 
-    async def create_thread(self, metadata: Optional[Mapping[str, Any]] = None) -> str:
-        """A new thread (``metadata``: any JSON object); its id."""
-        thread: Dict[str, Any] = await self._q("create_thread", metadata=_meta(metadata))
+    async def create_thread(self, metadata: Optional[Mapping[str, Any]] = None, *, owner: Optional[str] = None) -> str:
+        """A new thread (``metadata``: any JSON object; ``owner``: whose it
+        is, for their budgets); its id."""
+        thread: Dict[str, Any] = await self._q("create_thread", metadata=_meta(metadata), owner=owner)
         return str(thread["id"])
+
+    async def spent(self, thread_id: str) -> ThreadSpent:
+        """What the store counted for budgets: the thread's, its owner's
+        today and this month (UTC). Only runs of agents with a thread or
+        owner budget are counted."""
+        s: ThreadSpent = await self._q("spent", thread_id=thread_id)
+        return s
 
     async def thread(self, thread_id: str) -> Dict[str, Any]:
         """The thread: ``id``, ``owner``, ``metadata``, ``created_at``,
@@ -85,10 +94,15 @@ class Store:
         ``force``, also when a run waits for decisions there)."""
         await self._q("delete_thread", thread_id=thread_id, force=force)
 
-    def create_thread_sync(self, metadata: Optional[Mapping[str, Any]] = None) -> str:
+    def create_thread_sync(self, metadata: Optional[Mapping[str, Any]] = None, *, owner: Optional[str] = None) -> str:
         """``create_thread`` without an event loop."""
-        thread: Dict[str, Any] = self._q_sync("create_thread", metadata=_meta(metadata))
+        thread: Dict[str, Any] = self._q_sync("create_thread", metadata=_meta(metadata), owner=owner)
         return str(thread["id"])
+
+    def spent_sync(self, thread_id: str) -> ThreadSpent:
+        """``spent`` without an event loop."""
+        s: ThreadSpent = self._q_sync("spent", thread_id=thread_id)
+        return s
 
     def thread_sync(self, thread_id: str) -> Dict[str, Any]:
         """``thread`` without an event loop."""
