@@ -221,12 +221,13 @@ class Agent {
       guardrails = [],
       outputHold,
       context,
+      budget,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context, budget)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -327,6 +328,7 @@ class Agent {
       outputRetries,
       outputHold,
       context: contextSettings,
+      budget,
       outputSchema:
         outputSchema === undefined
           ? undefined

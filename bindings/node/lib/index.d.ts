@@ -508,8 +508,10 @@ export declare class Store {
   /** Opens now; a store that cannot be opened throws StoreError here. */
   static open(url: string, options?: StoreOptions): Promise<Store>;
   readonly url: string;
-  /** A new thread; its id. */
-  createThread(metadata?: { [key: string]: JsonValue }): Promise<string>;
+  /** A new thread; its id. `owner`: whose it is, for their budgets. */
+  createThread(metadata?: { [key: string]: JsonValue }, options?: { owner?: string }): Promise<string>;
+  /** What the store counted for budgets: the thread's, its owner's today and this month (UTC). */
+  spent(threadId: string): Promise<ThreadSpent>;
   /** The thread (id, owner, metadata, times). */
   thread(threadId: string): Promise<ThreadRecord>;
   /** A page of threads, oldest first. */
@@ -611,6 +613,58 @@ export interface AgentOptions {
    * window. The thread keeps every message, and one record of the cut.
    */
   context?: ContextPolicy;
+  /**
+   * What each run, each thread and each thread owner may spend: tokens,
+   * cost (US dollars), model calls, tool calls. Checked before every model
+   * call; at a limit the model answers once more without tools (unless
+   * `onExhausted: "stop"`), then the run throws `RunError`
+   * `budget_exhausted`. Thread and owner limits read what the store
+   * counted (`store.spent(threadId)`); the owner is the one given to
+   * `store.createThread(metadata, { owner })`.
+   */
+  budget?: Budget;
+}
+
+/** See {@link AgentOptions.budget}. */
+export interface Budget {
+  /** Each run's limits. */
+  run?: BudgetLimits;
+  /** Each thread's, over all its runs (counted by the store). */
+  thread?: BudgetLimits;
+  /** Each owner's, over all their threads, per UTC day (counted by the store). */
+  ownerDay?: BudgetLimits;
+  /** Each owner's, over all their threads, per UTC month (counted by the store). */
+  ownerMonth?: BudgetLimits;
+  /** At a limit: one closing answer without tools (default), or none. */
+  onExhausted?: "answer" | "stop";
+}
+
+/** The limits of one budget scope (unset: no limit). */
+export interface BudgetLimits {
+  /** Input plus output tokens. */
+  tokens?: number;
+  /** US dollars (priced models only: give others a token limit). */
+  cost?: number;
+  /** Model calls. */
+  modelCalls?: number;
+  /** Tool calls the model asked for. */
+  toolCalls?: number;
+}
+
+/** What the store counted for one scope (see {@link Store.spent}). */
+export interface Spent {
+  tokens: number;
+  /** US dollars. */
+  cost: number;
+  modelCalls: number;
+  toolCalls: number;
+}
+
+/** `store.spent(threadId)`: the thread's, and its owner's today and this month (UTC). */
+export interface ThreadSpent {
+  thread: Spent;
+  ownerDay: Spent;
+  ownerMonth: Spent;
 }
 
 /** See {@link AgentOptions.context}. */

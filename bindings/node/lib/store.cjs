@@ -64,12 +64,25 @@ class Store {
   }
 
   /**
-   * A new thread (`metadata`: any JSON object); its id.
+   * A new thread (`metadata`: any JSON object; `owner`: whose it is, for
+   * their budgets); its id.
    * @param {{ [key: string]: import("./index").JsonValue }} [metadata]
+   * @param {{ owner?: string }} [options]
    * @returns {Promise<string>}
    */
-  async createThread(metadata) {
-    return (await this.#q("create_thread", { metadata })).id;
+  async createThread(metadata, { owner } = {}) {
+    return (await this.#q("create_thread", { metadata, owner })).id;
+  }
+
+  /**
+   * What the store counted for budgets: the thread's, and its owner's today
+   * and this month (UTC). Only runs of agents with a thread or owner budget
+   * are counted.
+   * @param {string} threadId
+   * @returns {Promise<import("./index").ThreadSpent>}
+   */
+  async spent(threadId) {
+    return this.#q("spent", { threadId });
   }
 
   /**
