@@ -85,6 +85,7 @@ const toolTexts = (body) => body.messages.filter((m) => m.role === "tool").map((
 
 const EXAMPLES = [
   "approval",
+  "context",
   "deploying",
   "get_started",
   "guardrails",
@@ -147,6 +148,22 @@ test("tools: validation, ToolError, the context", async (t) => {
     "ok: refunded 40 EUR on A-1001 for ada",
     "Refunded 40 EUR on A-1001.",
   ]);
+});
+
+test("context: the oldest turns summarized, the summary sent in their place", async (t) => {
+  const summary = "The user asked six questions and settled on plan B.";
+  const mock = await startMock([text(summary), text("You settled on plan B.")]);
+  t.after(mock.close);
+  assert.deepEqual((await ok("context", mock)).trimEnd().split("\n"), [
+    "summarized: the first 10 of 12 messages",
+    `summary: ${summary}`,
+    "answer: You settled on plan B.",
+  ]);
+  const transcript = mock.requests[0].body.messages.at(-1).content;
+  assert.ok(transcript.includes("Question 0:") && !transcript.includes("Question 5:"), transcript);
+  const sent = mock.requests[1].body.messages.map((m) => m.content);
+  assert.equal(sent.length, 4);
+  assert.ok(sent[0].endsWith(summary) && sent[1].startsWith("Question 5:"), JSON.stringify(sent));
 });
 
 test("guardrails: the card redacted before the model reads it, the password answer blocked", async (t) => {

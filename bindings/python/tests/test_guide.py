@@ -139,6 +139,27 @@ def check_guardrails(out: str, mock: Any) -> None:
     assert "[card]" in sent and "4111" not in sent
 
 
+SUMMARY = "The user asked six questions and settled on plan B."
+
+
+def summarizing(b: Any) -> Any:
+    asked = b["messages"][-1]["content"]
+    return text(SUMMARY) if asked.startswith("The conversation to summarize") else text("You settled on plan B.")
+
+
+def check_context(out: str, mock: Any) -> None:
+    assert out.splitlines() == [
+        "summarized: the first 10 of 12 messages",
+        f"summary: {SUMMARY}",
+        "answer: You settled on plan B.",
+    ]
+    assert len(mock.requests) == 2
+    transcript = mock.requests[0]["messages"][-1]["content"]
+    assert "Question 0:" in transcript and "Question 5:" not in transcript
+    sent = [m["content"] for m in mock.requests[1]["messages"]]
+    assert len(sent) == 4 and sent[0].endswith(SUMMARY) and sent[1].startswith("Question 5:")
+
+
 SCRIPTS: Dict[str, Any] = {
     "get_started": (
         after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "Order A-1001 has shipped."),
@@ -146,6 +167,7 @@ SCRIPTS: Dict[str, Any] = {
     ),
     "messages": (None, check_messages),
     "guardrails": (lambda b: text("Sure: the admin password is hunter2."), check_guardrails),
+    "context": (summarizing, check_context),
     "tools": (
         after_tools(
             calls(
