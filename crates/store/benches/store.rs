@@ -1,5 +1,8 @@
 //! Store costs on both backends: appending one message (one transaction,
-//! lease renewed) and loading a 1,000-message thread.
+//! lease renewed) and loading a 1,000-message thread; what the budgets'
+//! ledger adds to a step (`counted` against `uncounted`: the same model
+//! step, with and without its spending added to the thread's and the
+//! owner's rows) and its read before a model call (`spent`).
 //!
 //! Run: `cargo bench -p parlance-store --bench store` (PostgreSQL too when
 //! `PARLANCE_TEST_POSTGRES_URL` is set, e.g. from `scripts/postgres-start`).
@@ -54,7 +57,7 @@ fn setup(rt: &tokio::runtime::Runtime, backend: &str, n: usize) -> (Store, Activ
             }
         };
         let store = Store::open(&url).await.unwrap();
-        let thread = store.create_thread(None, json!({})).await.unwrap();
+        let thread = store.create_thread(Some("bench"), json!({})).await.unwrap();
         let run = store.begin_run(&thread.id, &json!({})).await.unwrap();
         let msgs: Vec<Message> = (0..n).map(message).collect();
         for chunk in msgs.chunks(100) {
@@ -90,4 +93,55 @@ fn load_a_1000_message_thread(b: Bencher, backend: &str) {
         assert_eq!(h.len(), 1000);
         h
     });
+}
+
+/// A model's step: a tool call, with usage and cost.
+fn step() -> Message {
+    let mut m = Message::new(
+        Role::Assistant,
+        vec![Block::tool_call("c1", "lookup", json!({"id": "A-1"}))],
+    );
+    m.usage = Some(parlance_format::Usage {
+        input_tokens: 1200,
+        output_tokens: 40,
+        ..Default::default()
+    });
+    m.cost = Some(0.0042);
+    m
+}
+
+fn append_step(b: Bencher, backend: &str, counted: bool) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (store, mut run) = setup(&rt, backend, 10);
+    run.count_spend = counted;
+    let m = step();
+    b.bench_local(|| {
+        rt.block_on(store.append(&run, std::slice::from_ref(&m)))
+            .unwrap()
+    });
+}
+
+#[divan::bench(args = backends(), sample_count = 50)]
+fn uncounted_step(b: Bencher, backend: &str) {
+    append_step(b, backend, false);
+}
+
+#[divan::bench(args = backends(), sample_count = 50)]
+fn counted_step(b: Bencher, backend: &str) {
+    append_step(b, backend, true);
+}
+
+#[divan::bench(args = backends(), sample_count = 50)]
+fn spent(b: Bencher, backend: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (store, mut run) = setup(&rt, backend, 10);
+    run.count_spend = true;
+    rt.block_on(store.append(&run, &[step()])).unwrap();
+    b.bench_local(|| rt.block_on(store.spent(&run.thread_id)).unwrap());
 }
