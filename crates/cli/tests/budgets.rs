@@ -146,7 +146,11 @@ async fn a_run_at_its_limit_answers_once_without_tools_streamed_and_stored() {
     let messages = thread["messages"].as_array().unwrap();
     let last = &messages.last().unwrap()["message"];
     assert_eq!(last["role"], "assistant", "{last}");
-    assert_eq!(messages.len(), 6, "input, two calls, two results, the answer");
+    assert_eq!(
+        messages.len(),
+        6,
+        "input, two calls, two results, the answer"
+    );
     assert!(thread.to_string().contains("within the budget"));
     assert!(!thread.to_string().contains("No tool can be called"));
 }
@@ -199,4 +203,63 @@ fn bad_budgets_stop_the_server_naming_the_setting() {
         assert!(!out.status.success());
         assert!(err.contains(want), "{want}\n{err}");
     }
+}
+
+/// An answer of gpt-4o-mini ($0.15 and $0.60 per million tokens in and
+/// out): 1000 in, 100 out, $0.00021.
+fn priced(t: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threads_totals_are_in_the_api_and_on_the_inbox_page() {
+    let provider = ReplayServer::start(vec![priced("One."), priced("Two.")]).await;
+    let dir = temp_dir();
+    let cfg = config(&dir, &provider.url, "http://127.0.0.1:9", "");
+    let server = start(&cfg);
+    let (_, t) = post(&server.url, "/v1/threads", &json!({}), None).await;
+    let id = t["id"].as_str().unwrap();
+    for input in ["Hi", "Again"] {
+        let body = json!({"agent": "support", "input": input, "thread_id": id});
+        let (status, r) = post(&server.url, "/v1/runs", &body, None).await;
+        assert_eq!((status, r["cost"].as_f64()), (200, Some(0.00021)), "{r}");
+    }
+    let (_, thread) = get(&server.url, &format!("/v1/threads/{id}"), None).await;
+    let totals = &thread["totals"];
+    assert_eq!(totals["tokens"], 2200, "{totals}");
+    assert_eq!(totals["model_calls"], 2);
+    assert_eq!(totals["tool_calls"], 0);
+    assert!(
+        (totals["cost"].as_f64().unwrap() - 0.00042).abs() < 1e-12,
+        "{totals}"
+    );
+
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let session = client
+        .get(format!("{}/ui/session", server.url))
+        .send()
+        .await
+        .unwrap();
+    let cookie = session.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let page = client
+        .get(format!("{}/ui/threads/{id}", server.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("This thread: 2200 tokens"), "{page}");
+    assert!(page.contains("$0.0004200"), "{page}");
+    assert_eq!(page.matches("$0.0002100").count(), 2, "each run's cost");
 }

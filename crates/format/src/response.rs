@@ -139,14 +139,15 @@ pub struct Response {
     pub error: Option<RunError>,
 }
 
-/// The sum of the costs of a run's assistant messages: `None` unless every
-/// assistant message that has a usage has a cost (a sum that leaves a call
-/// out would be wrong).
+/// The sum of the costs of the model calls among `messages` (assistant
+/// messages, and summaries written by a model: every message that carries
+/// a model's usage): `None` unless each of them has a cost (a sum that
+/// leaves a call out would be wrong).
 pub fn total_cost<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Option<f64> {
     let mut total = 0.0;
     let mut any = false;
     for m in messages {
-        if m.role != crate::Role::Assistant || m.usage.is_none() {
+        if m.usage.is_none() {
             continue;
         }
         total += m.cost?;

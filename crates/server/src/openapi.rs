@@ -74,7 +74,7 @@ pub fn openapi() -> Value {
                         "responses": {"200": object("{items, next}: the caller's threads"), "401": error("Missing or unknown token")}}},
             "/v1/threads/{id}": {
                 "get": {"operationId": "getThread", "parameters": id("id"),
-                        "responses": {"200": object("{thread, messages, runs, artifacts (operators only)}"), "404": error("No such thread")}},
+                        "responses": {"200": object("{thread, messages, runs, totals ({tokens, cost, model_calls, tool_calls} over its stored messages; cost null when a model call has no price), artifacts (operators only)}"), "404": error("No such thread")}},
                 "delete": {"operationId": "deleteThread", "parameters": [id("id")[0].clone(),
                                {"name": "force", "in": "query", "required": false, "schema": {"type": "boolean"},
                                 "description": "Operators: delete even while a run waits for decisions on the thread (a damaged run no one can decide)"}],

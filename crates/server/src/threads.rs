@@ -49,6 +49,34 @@ pub async fn list_threads(
     Ok(Json(page).into_response())
 }
 
+/// What a thread's (or a run's) model calls spent, summed over its stored
+/// messages.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Totals {
+    /// Input plus output tokens.
+    pub tokens: u64,
+    /// US dollars; `null` when a model call has no price (the price table
+    /// does not know its model): never a sum that leaves a call out.
+    pub cost: Option<f64>,
+    /// Model calls (answers, and summaries written by a model).
+    pub model_calls: u64,
+    /// Tool calls the model asked for.
+    pub tool_calls: u64,
+}
+
+impl Totals {
+    /// The totals of `messages`.
+    pub fn of<'a>(messages: impl Iterator<Item = &'a parlance_format::Message> + Clone) -> Totals {
+        let spent = parlance_format::Spend::of_all(messages.clone());
+        Totals {
+            tokens: spent.tokens,
+            cost: parlance_format::total_cost(messages),
+            model_calls: spent.model_calls,
+            tool_calls: spent.tool_calls,
+        }
+    }
+}
+
 /// `GET /v1/threads/{id}`: messages and runs (dead runs already marked
 /// `interrupted`); artifacts for operators.
 pub async fn get_thread(
@@ -60,7 +88,8 @@ pub async fn get_thread(
     // Runs first: reading them sweeps dead runs, which may repair messages.
     let runs = state.store.runs(&id).await?;
     let messages = state.store.all_messages(&id).await?;
-    let mut out = json!({"thread": t, "messages": messages, "runs": runs});
+    let totals = Totals::of(messages.iter().map(|m| &m.message));
+    let mut out = json!({"thread": t, "messages": messages, "runs": runs, "totals": totals});
     if who.operator {
         out["artifacts"] = serde_json::to_value(state.store.artifacts(&id).await?).expect("json");
     }

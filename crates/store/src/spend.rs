@@ -3,9 +3,9 @@
 //! A run whose [`ActiveRun::count_spend`] is on adds each step's spending
 //! ([`Spend::of`] its messages) to three rows of `parlance_spend`: its
 //! thread's (period `all`), and its thread owner's for the day and the
-//! month (UTC; none for a thread without an owner). The additions are
-//! statements of the step's own write, each checking the run's lease like
-//! the write's other statements: a step is counted exactly when it is
+//! month (UTC; none for a thread without an owner). The addition is one
+//! statement of the step's own write, checking the run's lease like the
+//! write's other statements: a step is counted exactly when it is
 //! committed, so a step that did not commit (its process died) is not
 //! counted, and one that did is never counted again (a resumed or retried
 //! run never writes it twice). Sums saturate at `i64::MAX`.
@@ -16,7 +16,7 @@
 use parlance_format::{Message, Spend};
 use sqlx::Row;
 
-use crate::batch::Batch;
+use crate::batch::{Arg, Batch};
 use crate::store::{ActiveRun, R, Store, now_ms};
 
 /// What a thread and its owner spent, as the ledger counted it.
@@ -72,18 +72,16 @@ macro_rules! held {
     };
 }
 
-/// A thread's spending added to: scope, period, the four sums, then the
-/// run and the time of the lease check.
-const ADD_THREAD: &str = concat!(
-    "INSERT INTO parlance_spend (scope, period, tokens, cost_nanos, model_calls, tool_calls) SELECT ?, 'all', ?, ?, ?, ? WHERE ",
-    held!(),
-    on_conflict!()
-);
-
-/// An owner's spending added to, for one period: the period, the four
-/// sums, the thread (whose owner it is), the run and the time.
-const ADD_OWNER: &str = concat!(
-    "INSERT INTO parlance_spend (scope, period, tokens, cost_nanos, model_calls, tool_calls) SELECT 'owner:' || owner, ?, ?, ?, ?, ? FROM parlance_threads WHERE id = ? AND owner IS NOT NULL AND ",
+/// The spending of a step added to the thread's row and to its owner's
+/// for the day and the month (none without an owner), in one statement:
+/// the four sums, the thread's scope, the day, the thread, the month, the
+/// thread, then the run and the time of the lease check.
+const ADD: &str = concat!(
+    "INSERT INTO parlance_spend (scope, period, tokens, cost_nanos, model_calls, tool_calls) SELECT s.scope, s.period, ?, ?, ?, ? FROM (",
+    "SELECT CAST(? AS TEXT) AS scope, CAST('all' AS TEXT) AS period",
+    " UNION ALL SELECT 'owner:' || owner, CAST(? AS TEXT) FROM parlance_threads WHERE id = ? AND owner IS NOT NULL",
+    " UNION ALL SELECT 'owner:' || owner, CAST(? AS TEXT) FROM parlance_threads WHERE id = ? AND owner IS NOT NULL",
+    ") s WHERE ",
     held!(),
     on_conflict!()
 );
@@ -129,27 +127,26 @@ impl Store {
         if spent.is_zero() {
             return;
         }
-        let sums = [
-            int(spent.tokens),
-            int(spent.cost_nanos),
-            int(spent.model_calls),
-            int(spent.tool_calls),
-        ];
-        let mut args = vec![thread_scope(&run.thread_id).into()];
-        args.extend(sums.map(Into::into));
-        args.extend([run.id.as_str().into(), now.into()]);
-        batch.push(ADD_THREAD, args);
         let (day, month) = periods(now);
-        for period in [day, month] {
-            let mut args = vec![period.into()];
-            args.extend(sums.map(Into::into));
-            args.extend([
-                run.thread_id.as_str().into(),
-                run.id.as_str().into(),
-                now.into(),
-            ]);
-            batch.push(ADD_OWNER, args);
-        }
+        let thread = run.thread_id.as_str();
+        let mut args: Vec<Arg> = [
+            spent.tokens,
+            spent.cost_nanos,
+            spent.model_calls,
+            spent.tool_calls,
+        ]
+        .map(|n| int(n).into())
+        .into();
+        args.extend([
+            thread_scope(thread).into(),
+            day.into(),
+            thread.into(),
+            month.into(),
+            thread.into(),
+            run.id.as_str().into(),
+            now.into(),
+        ]);
+        batch.push(ADD, args);
     }
 
     /// What the ledger counted for `thread` and its owner (today and this
@@ -211,8 +208,7 @@ mod tests {
     #[test]
     fn sums_saturate_in_sql() {
         let tokens = "tokens = CASE WHEN parlance_spend.tokens > 9223372036854775807 - excluded.tokens THEN 9223372036854775807 ELSE parlance_spend.tokens + excluded.tokens END";
-        assert!(ADD_THREAD.contains(tokens) && ADD_OWNER.contains(tokens));
-        assert!(ADD_OWNER.ends_with(on_conflict!()));
+        assert!(ADD.contains(tokens) && ADD.ends_with(on_conflict!()));
         assert_eq!(int(u64::MAX), i64::MAX);
     }
 }

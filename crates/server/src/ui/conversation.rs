@@ -13,6 +13,7 @@ use parlance_store::{RunRecord, StoredMessage};
 use super::args::{pretty, with_raw};
 use super::page::{badge, when};
 use super::session::Viewer;
+use crate::threads::Totals;
 
 /// What a thread page shows of one run besides its messages.
 pub struct RunActions {
@@ -57,7 +58,15 @@ pub fn body(
     };
     let before: Vec<&StoredMessage> = messages.iter().filter(|m| m.run_id.is_none()).collect();
     let last = runs.last().map(|r| r.id.as_str());
+    let totals = Totals::of(messages.iter().map(|m| &m.message));
     html! {
+        @if totals.model_calls > 0 {
+            p .totals .muted {
+                "This thread: " (totals.tokens) " tokens"
+                @if let Some(c) = totals.cost { " · " span .cost title="US dollars" { (usd(c)) } }
+                " · " (totals.model_calls) " model calls · " (totals.tool_calls) " tool calls"
+            }
+        }
         @if !before.is_empty() {
             section .run {
                 @for m in &before { (ctx.message(m)) }
@@ -67,11 +76,28 @@ pub fn body(
         @for r in runs {
             section .run id={ "run-" (r.id) } data-status=(r.status) {
                 (run_header(thread_id, r, Some(r.id.as_str()) == last && actions.retry, viewer))
-                @for m in messages.iter().filter(|m| m.run_id.as_deref() == Some(r.id.as_str())) {
+                @let own: Vec<&StoredMessage> = messages.iter().filter(|m| m.run_id.as_deref() == Some(r.id.as_str())).collect();
+                @if let Some(c) = parlance_format::total_cost(own.iter().map(|m| &m.message)) {
+                    p .meta .run-cost { "Cost " span .cost title="US dollars" { (usd(c)) } }
+                }
+                @for m in &own {
                     (ctx.message(m))
                 }
             }
         }
+    }
+}
+
+/// Dollars as people read them: cents for a dollar or more, else four
+/// significant digits (`$0.004213`).
+fn usd(c: f64) -> String {
+    if c >= 1.0 {
+        format!("${c:.2}")
+    } else if c == 0.0 {
+        "$0".into()
+    } else {
+        let digits = (3 - c.log10().floor() as i32).clamp(2, 12) as usize;
+        format!("${c:.digits$}")
     }
 }
 
@@ -246,4 +272,19 @@ fn media(kind: &str, m: &parlance_format::Media) -> Markup {
         .or(m.media_type.as_deref())
         .unwrap_or("");
     html! { p .media { span .badge .neutral { (kind) } " " (what) } }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usd;
+
+    #[test]
+    fn dollars_read_as_people_read_them() {
+        assert_eq!(usd(12.345), "$12.35");
+        assert_eq!(usd(1.0), "$1.00");
+        assert_eq!(usd(0.5), "$0.5000");
+        assert_eq!(usd(0.00042), "$0.0004200");
+        assert_eq!(usd(0.0), "$0");
+        assert_eq!(usd(1e-9), "$0.000000001000");
+    }
 }
