@@ -15,9 +15,11 @@
 //! reached the caller, an error is the call's error.
 //!
 //! A model that answered `429` with a `retry-after` is skipped until that
-//! time has passed (kept by this value, in this process; at most
-//! [`MAX_COOLDOWN`]). When every model is cooling down, the call fails as
-//! rate limited without a request, its `retry_after` the shortest wait.
+//! time has passed (at most [`MAX_COOLDOWN`]): kept by this value, and,
+//! given [`SharedCooldowns`] (a store's, `parlance_runtime::StoreCooldowns`),
+//! shared with every process and server of that store. When every model
+//! is cooling down, the call fails as rate limited without a request, its
+//! `retry_after` the shortest wait.
 //!
 //! Why each model before the one that answered was passed over is a
 //! `tracing` event (target `parlance::fallback`) and, on the answer, the
@@ -26,7 +28,7 @@
 //! message naming each model's failure.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -182,10 +184,29 @@ impl FallbackOn {
 pub struct Fallback {
     models: Vec<Arc<dyn Model>>,
     names: Vec<String>,
+    /// Per model: its name on a shared board (its name, and where its
+    /// requests go when it says).
+    board_keys: Vec<String>,
     id: String,
     on: FallbackOn,
     /// Per model: skipped until then (a `429` with a `retry-after`).
     cooldown: Mutex<Vec<Option<Instant>>>,
+    /// Cooldowns shared beyond this value.
+    shared: Option<Arc<dyn SharedCooldowns>>,
+}
+
+/// Cooldowns shared beyond one [`Fallback`] value: with other processes
+/// and servers, through a store (`parlance_runtime::StoreCooldowns`).
+/// Models are named `provider:model`, followed by a space and 16 hex
+/// digits of the SHA-256 of their [`Model::endpoint`] when they have one. A board that cannot be read or
+/// written says nothing: the fallback then keeps its own cooldowns.
+pub trait SharedCooldowns: Send + Sync {
+    /// When model `name` may be asked again, if someone shared that it is
+    /// cooling down.
+    fn until<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Option<SystemTime>>;
+
+    /// Shares that model `name` is cooling down until `until`.
+    fn cool<'a>(&'a self, name: &'a str, until: SystemTime) -> BoxFuture<'a, ()>;
 }
 
 impl std::fmt::Debug for Fallback {
@@ -216,13 +237,53 @@ impl Fallback {
             .iter()
             .map(|m| format!("{}:{}", m.provider(), m.model_id()))
             .collect();
+        let board_keys = models
+            .iter()
+            .zip(&names)
+            .map(|(m, name)| match m.endpoint() {
+                // Hashed: a base URL may carry what should not be stored.
+                Some(url) => {
+                    use sha2::Digest;
+                    let h = hex::encode(sha2::Sha256::digest(url.as_bytes()));
+                    format!("{name} {}", &h[..16])
+                }
+                None => name.clone(),
+            })
+            .collect();
         Ok(Fallback {
+            board_keys,
             id: names.join(","),
             cooldown: Mutex::new(vec![None; models.len()]),
             models,
             names,
             on: FallbackOn::default(),
+            shared: None,
         })
+    }
+
+    /// Shares cooldowns through `board` (a store's): a model another
+    /// process or server saw rate limited is skipped here too, and this
+    /// value's `429`s are shared.
+    pub fn shared_cooldowns(mut self, board: Arc<dyn SharedCooldowns>) -> Self {
+        self.shared = Some(board);
+        self
+    }
+
+    /// [`Self::cooling`], after asking the shared board (whose cooldown,
+    /// if later, is kept here too).
+    async fn cooling_now(&self, i: usize) -> Option<Duration> {
+        if let Some(board) = &self.shared
+            && let Some(until) = board.until(&self.board_keys[i]).await
+            && let Ok(left) = until.duration_since(SystemTime::now())
+            && !left.is_zero()
+        {
+            let until = Instant::now().checked_add(left.min(MAX_COOLDOWN));
+            let mut c = self.cooldown.lock().unwrap_or_else(|e| e.into_inner());
+            if c[i] < until {
+                c[i] = until;
+            }
+        }
+        self.cooling(i, Instant::now())
     }
 
     /// Moves on by these kinds instead.
@@ -248,15 +309,22 @@ impl Fallback {
             .filter(|d| !d.is_zero())
     }
 
-    /// Notes model `i`'s failure: a `429` with a wait starts its cooldown.
-    fn failed(&self, i: usize, error: &ModelError) {
+    /// Notes model `i`'s failure: a `429` with a wait starts its cooldown
+    /// (shared, with a board).
+    async fn failed(&self, i: usize, error: &ModelError) {
         if let ModelError::RateLimited {
             retry_after: Some(wait),
             ..
         } = error
         {
-            let until = Instant::now().checked_add((*wait).min(MAX_COOLDOWN));
+            let wait = (*wait).min(MAX_COOLDOWN);
+            let until = Instant::now().checked_add(wait);
             self.cooldown.lock().unwrap_or_else(|e| e.into_inner())[i] = until;
+            if let Some(board) = &self.shared
+                && let Some(at) = SystemTime::now().checked_add(wait)
+            {
+                board.cool(&self.board_keys[i], at).await;
+            }
         }
     }
 
@@ -353,7 +421,7 @@ impl Fallback {
         let mut skipped = Vec::new();
         let mut last: Option<(usize, ModelError)> = None;
         for (i, model) in self.models.iter().enumerate() {
-            if let Some(left) = self.cooling(i, Instant::now()) {
+            if let Some(left) = self.cooling_now(i).await {
                 self.skip_cooling(i, left, &mut skipped);
                 continue;
             }
@@ -363,7 +431,7 @@ impl Fallback {
             match model.generate(request).await {
                 Ok(msg) => return Ok(self.answered(msg, &skipped)),
                 Err(e) => {
-                    self.failed(i, &e);
+                    self.failed(i, &e).await;
                     if !self.on.moves_on(&e) {
                         return Err(self.explain(i, e, &skipped));
                     }
@@ -384,7 +452,7 @@ impl Fallback {
         let mut skipped = Vec::new();
         let mut last: Option<(usize, ModelError)> = None;
         for (i, model) in self.models.iter().enumerate() {
-            if let Some(left) = self.cooling(i, Instant::now()) {
+            if let Some(left) = self.cooling_now(i).await {
                 self.skip_cooling(i, left, &mut skipped);
                 continue;
             }
@@ -416,7 +484,7 @@ impl Fallback {
                     });
                 }
                 Err(e) => {
-                    self.failed(i, &e);
+                    self.failed(i, &e).await;
                     if !self.on.moves_on(&e) {
                         return Err(self.explain(i, e, &skipped));
                     }

@@ -26,7 +26,7 @@ pub use parlance_format::Message;
 
 pub use document::RequestDocument;
 pub use error::ModelError;
-pub use fallback::{Fallback, FallbackError, FallbackOn};
+pub use fallback::{Fallback, FallbackError, FallbackOn, SharedCooldowns};
 pub use request::{Effort, ModelOptions, ModelRequest, OutputSchema, Reasoning, ToolChoice};
 pub use stream::{Assembler, StreamEvent, set_arguments};
 
@@ -76,6 +76,14 @@ pub trait Model: Send + Sync {
 
     /// The model's id.
     fn model_id(&self) -> &str;
+
+    /// Where its requests go (a URL; never a secret), when it has such a
+    /// place: two models of one provider and id behind different
+    /// endpoints (accounts, regions, proxies) are rate limited apart, so
+    /// shared cooldowns tell them apart by it. `None` by default.
+    fn endpoint(&self) -> Option<&str> {
+        None
+    }
 
     /// One request, one assistant message.
     fn generate<'a>(

@@ -295,6 +295,56 @@ async fn a_429_with_retry_after_is_skipped_until_then() {
     assert_eq!(a.calls(), 2);
 }
 
+/// A board in memory, standing for a store's.
+#[derive(Default)]
+struct Board(Mutex<std::collections::HashMap<String, std::time::SystemTime>>);
+
+impl parlance_model::SharedCooldowns for Board {
+    fn until<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Option<std::time::SystemTime>> {
+        let got = self.0.lock().unwrap().get(name).copied();
+        Box::pin(async move { got })
+    }
+
+    fn cool<'a>(&'a self, name: &'a str, until: std::time::SystemTime) -> BoxFuture<'a, ()> {
+        self.0.lock().unwrap().insert(name.to_string(), until);
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn a_shared_cooldown_is_skipped_by_another_fallback_of_the_board() {
+    let board = Arc::new(Board::default());
+    let a = Scripted::new("anthropic", vec![Err(rate_limited(Some(60_000)))]);
+    let b = Scripted::new("openai", vec![]);
+    let here = fallback(&[&a, &b]).shared_cooldowns(board.clone());
+    here.generate(&ask()).await.unwrap();
+    let shared = board.0.lock().unwrap()["anthropic:anthropic-model"];
+    let left = shared.duration_since(std::time::SystemTime::now()).unwrap();
+    assert!(
+        left > Duration::from_secs(59) && left <= Duration::from_secs(60),
+        "{left:?}"
+    );
+    // Another process's fallback, its own models, the same board: the
+    // first is not asked.
+    let a2 = Scripted::new("anthropic", vec![]);
+    let b2 = Scripted::new("openai", vec![]);
+    let there = fallback(&[&a2, &b2]).shared_cooldowns(board.clone());
+    let m = there.generate(&ask()).await.unwrap();
+    assert_eq!((a2.calls(), b2.calls()), (0, 1));
+    assert_eq!(
+        m.metadata.unwrap()["parlance_fallback"][0]["reason"],
+        "cooling_down"
+    );
+    // Streams ask the board too.
+    let s: Vec<_> = there.stream(&ask()).await.unwrap().collect().await;
+    assert!(s.last().unwrap().is_ok());
+    assert_eq!((a2.calls(), b2.calls()), (0, 2));
+    // A fallback without the board knows nothing of it.
+    let a3 = Scripted::new("anthropic", vec![]);
+    fallback(&[&a3, &b2]).generate(&ask()).await.unwrap();
+    assert_eq!(a3.calls(), 1);
+}
+
 #[tokio::test]
 async fn a_cooldown_ends() {
     let a = Scripted::new("anthropic", vec![Err(rate_limited(Some(30)))]);

@@ -114,6 +114,10 @@ impl Model for HttpModel {
         &self.model
     }
 
+    fn endpoint(&self) -> Option<&str> {
+        Some(&self.urls[0])
+    }
+
     fn generate<'a>(
         &'a self,
         request: &'a ModelRequest,

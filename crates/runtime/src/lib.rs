@@ -9,11 +9,15 @@
 //!   callers: they go on to their end and store their outcome whatever the
 //!   caller does (a client hanging up, a dropped future); a heartbeat
 //!   renews the run's lease while it lives, slow steps included.
+//! - [`StoreCooldowns`]: a fallback's cooldowns (models that answered
+//!   `429`) shared by every process and server of the store.
 //!
 //! This crate joins the agent and the store, so that neither depends on
 //! the other: the store stores (it knows the conversation format only),
 //! the agent runs (it knows nothing of SQL).
 
+mod cooldowns;
 mod runner;
 
+pub use cooldowns::StoreCooldowns;
 pub use runner::{ResumeError, RunHandle, ThreadRunner};

@@ -189,6 +189,7 @@ pub fn model(config: &Config, spec: &str) -> Result<Arc<dyn Model>, BuildError> 
 pub fn agent_model(
     a: &AgentConfig,
     one: impl Fn(&str) -> Result<Arc<dyn Model>, BuildError>,
+    cooldowns: Option<&Cooldowns>,
 ) -> Result<Arc<dyn Model>, BuildError> {
     let on = match &a.fallback_on {
         None => None,
@@ -217,8 +218,11 @@ pub fn agent_model(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let fallback =
+    let mut fallback =
         Fallback::new(models).map_err(|e| BuildError::Fallback(format!("model: {e}")))?;
+    if let Some(board) = cooldowns {
+        fallback = fallback.shared_cooldowns(Arc::clone(board));
+    }
     Ok(Arc::new(match on {
         Some(on) => fallback.on(on),
         None => fallback,
@@ -366,6 +370,7 @@ pub fn agent(
         &mcp,
         &|spec| model(config, spec),
         &[],
+        None,
     )
 }
 
@@ -400,8 +405,12 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         &state.mcp,
         &one,
         &state.signer.approval_keys(),
+        Some(&state.cooldowns),
     )
 }
+
+/// Where fallbacks share their cooldowns (the server's store).
+pub type Cooldowns = Arc<dyn parlance_model::SharedCooldowns>;
 
 /// Makes a model from a model string (a provider's, or a loaded local one).
 pub type ModelMaker<'a> = dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError> + 'a;
@@ -416,8 +425,9 @@ pub fn agent_with(
     mcp: &McpServers,
     one: &ModelMaker,
     approval_keys: &[Arc<[u8]>],
+    cooldowns: Option<&Cooldowns>,
 ) -> Result<Agent, BuildError> {
-    let model = agent_model(a, one)?;
+    let model = agent_model(a, one, cooldowns)?;
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {
         limits.max_model_calls = n;

@@ -38,6 +38,9 @@ pub struct AppState {
     pub http: SharedClient,
     /// The `[[mcp]]` servers, shared by the agents that name them.
     pub mcp: build::McpServers,
+    /// Where the agents' fallbacks share their cooldowns: the store, so
+    /// every server of it skips a model one of them saw rate limited.
+    pub cooldowns: build::Cooldowns,
 }
 
 /// Shared state for the handlers.
@@ -101,6 +104,8 @@ impl AppState {
         }
         let mcp = build::mcp_servers(&config)?;
         build::server_budget(&config)?;
+        let cooldowns: build::Cooldowns =
+            Arc::new(parlance_runtime::StoreCooldowns::new(store.clone()));
         let mut agents = HashMap::new();
         for (name, a) in &config.agents {
             let one = |spec: &str| match local_models.get(spec) {
@@ -115,6 +120,7 @@ impl AppState {
                 &mcp,
                 &one,
                 &signer.approval_keys(),
+                Some(&cooldowns),
             )
             .map_err(|e| e.in_agent(name))?;
             agents.insert(name.clone(), agent);
@@ -129,6 +135,7 @@ impl AppState {
             redactor,
             http,
             mcp,
+            cooldowns,
         })
     }
 }

@@ -23,6 +23,7 @@
 
 mod batch;
 mod claim;
+mod cooldowns;
 mod inbox;
 mod redact;
 mod repair;

@@ -116,4 +116,12 @@ pub const MIGRATIONS: &[&[&str]] = &[
         PRIMARY KEY (scope, period)
     )",
     ],
+    &[
+        // Models cooling down after a 429 (`cooldowns` module), shared by
+        // every server of the store: one row per `provider:model`.
+        "CREATE TABLE parlance_cooldowns (
+        model TEXT PRIMARY KEY,
+        until_ms BIGINT NOT NULL
+    )",
+    ],
 ];

@@ -1,6 +1,7 @@
 //! The budgets' ledger: what a counted run's committed steps spent is
 //! added to its thread's and its owner's rows, in the step's own write;
-//! nothing for a write that lost its lease, nothing twice.
+//! nothing for a write that lost its lease, nothing twice. And the
+//! models cooling down after a 429, shared through the store.
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ both!(
     committed_steps_count_for_the_thread_and_its_owner,
     a_write_that_lost_its_lease_counts_nothing,
     a_deleted_thread_leaves_its_owners_spending,
+    cooldowns_are_shared_extended_and_end,
 );
 
 fn priced(mut m: Message, usd: f64) -> Message {
@@ -131,4 +133,24 @@ async fn a_deleted_thread_leaves_its_owners_spending(store: Store) {
     let spent = store.spent(&u.id).await.unwrap();
     assert_eq!((spent.thread.tokens, spent.owner_day.tokens), (0, 13));
     assert_eq!(store.spent(&t.id).await.unwrap().thread, Spend::default());
+}
+
+async fn cooldowns_are_shared_extended_and_end(store: Store) {
+    let model = format!("anthropic:m-{}", rand::random::<u32>());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert_eq!(store.cooldown(&model).await.unwrap(), None);
+    store.cool(&model, now + 60_000).await.unwrap();
+    assert_eq!(store.cooldown(&model).await.unwrap(), Some(now + 60_000));
+    // A shorter one does not shorten it; a longer one extends it.
+    store.cool(&model, now + 10_000).await.unwrap();
+    assert_eq!(store.cooldown(&model).await.unwrap(), Some(now + 60_000));
+    store.cool(&model, now + 90_000).await.unwrap();
+    assert_eq!(store.cooldown(&model).await.unwrap(), Some(now + 90_000));
+    // One that has ended is no cooldown.
+    let other = format!("{model}-2");
+    store.cool(&other, now - 1).await.unwrap();
+    assert_eq!(store.cooldown(&other).await.unwrap(), None);
 }
