@@ -263,3 +263,83 @@ async fn a_threads_totals_are_in_the_api_and_on_the_inbox_page() {
     assert!(page.contains("$0.0004200"), "{page}");
     assert_eq!(page.matches("$0.0002100").count(), 2, "each run's cost");
 }
+
+/// Two `parlance serve` on one PostgreSQL, eight runs of one owner at once
+/// (four on each), each a loop of tool calls of 15 tokens a step, against
+/// the owner's 300-token day: every run ends `budget_exhausted`, and the
+/// owner spent at least the limit and less than one step per run past it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgresql_pass_an_owners_budget_by_at_most_a_step_per_run() {
+    let Ok(url) = std::env::var("PARLANCE_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("PARLANCE_REQUIRE_POSTGRES").is_err(),
+            "PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not"
+        );
+        return;
+    };
+    const RUNS: usize = 8;
+    const LIMIT: u64 = 300;
+    const STEP: u64 = 15;
+    let provider = ReplayServer::start(
+        (0..100)
+            .map(|i| {
+                chat(call(
+                    &format!("c{i}"),
+                    "lookup_order",
+                    json!({"id": "A-17"}),
+                ))
+            })
+            .collect(),
+    )
+    .await;
+    let tool = ReplayServer::start(
+        (0..100)
+            .map(|_| Reply::json(200, &json!({"id": "A-17", "status": "shipped"})))
+            .collect(),
+    )
+    .await;
+    let owner = format!("owner-{}", rand::random::<u32>());
+    let tokens =
+        format!("[[auth.tokens]]\ntoken = \"tok-owner-0123456789\"\nsubject = \"{owner}\"\n");
+    let dir = temp_dir();
+    let cfg = config_with(
+        &dir,
+        &provider.url,
+        &tool.url,
+        &tokens,
+        &Extra {
+            top: "[budget]\non_exhausted = \"stop\"\n[budget.owner_day]\ntokens = 300\n",
+            agent: "max_model_calls = 100\n",
+            ..Extra::default()
+        },
+    );
+    let env = [("PARLANCE_STORE_URL", url.as_str())];
+    let servers = [start_with_env(&cfg, &env), start_with_env(&cfg, &env)];
+    let who = Some("tok-owner-0123456789");
+    let mut threads = Vec::new();
+    for _ in 0..RUNS {
+        let (_, t) = post(&servers[0].url, "/v1/threads", &json!({}), who).await;
+        threads.push(t["id"].as_str().unwrap().to_string());
+    }
+    let runs = threads.iter().enumerate().map(|(i, id)| {
+        let base = servers[i % 2].url.clone();
+        let body = json!({"agent": "support", "input": "Where is A-17?", "thread_id": id});
+        async move { post(&base, "/v1/runs", &body, who).await }
+    });
+    let outcomes = futures::future::join_all(runs).await;
+    for (status, r) in &outcomes {
+        assert_eq!(*status, 200, "{r}");
+        assert_eq!(r["error"]["code"], "budget_exhausted", "{r}");
+    }
+    let mut spent = 0;
+    for id in &threads {
+        let (_, t) = get(&servers[1].url, &format!("/v1/threads/{id}"), who).await;
+        spent += t["totals"]["tokens"].as_u64().unwrap();
+    }
+    assert!(spent >= LIMIT, "{spent}");
+    assert!(
+        spent < LIMIT + RUNS as u64 * STEP,
+        "the owner spent {spent}: past {LIMIT} by a step per run or more"
+    );
+    eprintln!("two servers: the owner spent {spent} tokens of {LIMIT}");
+}
