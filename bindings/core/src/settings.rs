@@ -109,6 +109,9 @@ pub struct AgentSettings {
     pub context: Option<ContextPolicy>,
     /// What runs, threads and owners may spend.
     pub budget: Option<parlance::Budget>,
+    /// Where a list of models shares its cooldowns (a store's board:
+    /// [`Self::share_cooldowns`]); given apart from the JSON settings.
+    pub cooldowns: Option<Arc<dyn parlance::SharedCooldowns>>,
 }
 
 /// A JSON price table file (genai-prices' format), consulted before the
@@ -318,21 +321,35 @@ impl AgentSettings {
     /// the setting.
     pub fn model(&mut self, given: GivenModel, d: Dialect) -> Result<Arc<dyn Model>, BindError> {
         let on = self.fallback_on.take();
+        let board = self.cooldowns.take();
         match given {
-            GivenModel::One(m) if on.is_none() => Ok(m),
+            GivenModel::One(m) if on.is_none() && board.is_none() => Ok(m),
             GivenModel::One(_) => Err(BindError::config(format!(
                 "{}: applies to a list of models (model=[...]), not to one",
-                d.name("fallback_on")
+                d.name(if on.is_some() {
+                    "fallback_on"
+                } else {
+                    "shared_cooldowns"
+                })
             ))),
             GivenModel::List(models) => {
-                let f =
+                let mut f =
                     Fallback::new(models).map_err(|e| BindError::config(format!("model: {e}")))?;
+                if let Some(board) = board {
+                    f = f.shared_cooldowns(board);
+                }
                 Ok(Arc::new(match on {
                     Some(on) => f.on(on),
                     None => f,
                 }))
             }
         }
+    }
+
+    /// Shares a list of models' cooldowns through `store`: a model one
+    /// process of the store saw rate limited is skipped by all of them.
+    pub fn share_cooldowns(&mut self, store: parlance::store::Store) {
+        self.cooldowns = Some(Arc::new(parlance::store::StoreCooldowns::new(store)));
     }
 
     /// Gives the context policy the model that writes its summaries (a

@@ -222,12 +222,13 @@ class Agent {
       outputHold,
       context,
       budget,
+      sharedCooldowns,
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context, budget)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context, budget, sharedCooldowns)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
@@ -289,6 +290,17 @@ class Agent {
         throw new ConfigError(
           `model: expected a model string ("openai:gpt-4o-mini"), a Model, an object with a request(messages, { tools, settings, signal }) method, or a list of them, got ${describe(model)}`,
         );
+      }
+    }
+    /** @type {unknown} the open native store a list of models shares its cooldowns through */
+    let cooldownStore;
+    if (sharedCooldowns !== undefined) {
+      if (!(sharedCooldowns instanceof Store)) {
+        throw new ConfigError(`sharedCooldowns: expected a Store, got ${describe(sharedCooldowns)}`);
+      }
+      cooldownStore = sharedCooldowns._nativeNow();
+      if (cooldownStore === undefined) {
+        throw new ConfigError("sharedCooldowns: the store is not open yet: give one from `await Store.open(url)`");
       }
     }
     // The context policy's settings go as JSON; its summaries' model apart.
@@ -368,6 +380,7 @@ class Agent {
           guardrails.length === 0 ? undefined : caller(judge(guardrails), "verdict"),
           guardrails.length === 0 ? undefined : abort,
           contextModel,
+          cooldownStore,
         ),
     );
   }

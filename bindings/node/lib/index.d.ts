@@ -623,6 +623,12 @@ export interface AgentOptions {
    * `store.createThread(metadata, { owner })`.
    */
   budget?: Budget;
+  /**
+   * A store through which a list of models shares its cooldowns: a model
+   * that answered `429` with a wait is skipped by every process of that
+   * store until then. The store must be open (`await Store.open(url)`).
+   */
+  sharedCooldowns?: Store;
 }
 
 /** See {@link AgentOptions.budget}. */

@@ -13,6 +13,8 @@ class Store {
   #url;
   /** @type {Promise<any>} the open native store */
   #ready;
+  /** @type {any} the native store once open */
+  #open;
 
   /**
    * `"sqlite://parlance.db"`, `"sqlite::memory:"`, `"postgres://..."`. Options:
@@ -30,6 +32,9 @@ class Store {
     }
     this.#url = url;
     this.#ready = guard(() => native.openStore(url, JSON.stringify(options))).catch(rethrow);
+    this.#ready.then((s) => {
+      this.#open = s;
+    }, () => {});
     // Reported by the first call that waits for it, not as an unhandled rejection.
     this.#ready.catch(() => {});
   }
@@ -166,6 +171,14 @@ class Store {
    */
   async deleteThread(threadId, { force } = {}) {
     await this.#q("delete_thread", { threadId, force });
+  }
+
+  /**
+   * @internal The native store if it is open already (for what cannot wait for it).
+   * @returns {any}
+   */
+  _nativeNow() {
+    return this.#open;
   }
 
   /**

@@ -290,9 +290,13 @@ impl NativeAgent {
         guard_check: Option<Function<'_, (i64, String), ()>>,
         guard_abort: Option<Function<'_, i64, ()>>,
         context_model: Option<Either<String, &NativeModel>>,
+        shared_cooldowns: Option<&crate::store::NativeStore>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
+        if let Some(store) = shared_cooldowns {
+            s.share_cooldowns(store.store.clone());
+        }
         if let Some(m) = context_model {
             s.takes_context_model().map_err(bind)?;
             let m = match m {

@@ -4,7 +4,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Agent, Model, RunError, ConfigError } from "parlance-ai";
+import { Agent, Model, RunError, ConfigError, Store } from "parlance-ai";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { startMock, text, httpError } from "./helpers/mock.mjs";
 
 // No retries of the model's own: the fallback moves on at once.
@@ -97,5 +100,38 @@ test("bad lists and kinds are errors naming the setting", () => {
   assert.throws(
     () => new Agent({ model: m, fallbackOn: ["server"] }),
     (e) => e instanceof ConfigError && e.message.startsWith("fallbackOn: applies to a list of models"),
+  );
+});
+
+test("cooldowns shared through a store reach another agent", async (t) => {
+  const limited = await startMock([httpError(429, "slow down", { "retry-after": "120" }), text("asked again")]);
+  const spare = await startMock([text("From the spare."), text("Spare again.")]);
+  t.after(limited.close);
+  t.after(spare.close);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parlance-cooldowns-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // One store file: two agents stand for two processes of it.
+  const store = await Store.open(`sqlite://${path.join(dir, "shared.db")}`);
+  const models = () => [model(limited, "m"), model(spare, "m")];
+  const first = new Agent({ model: models(), sharedCooldowns: store });
+  const second = new Agent({ model: models(), sharedCooldowns: store });
+  assert.equal((await first.run("Hi")).text, "From the spare.");
+  const r = await second.run("Hi");
+  assert.equal(r.messages.at(-1).metadata.parlance_fallback[0].reason, "cooling_down");
+  assert.equal(limited.requests.length, 1);
+  assert.equal(spare.requests.length, 2);
+  // Without the store, another agent knows nothing of it.
+  assert.equal((await new Agent({ model: models() }).run("Hi")).text, "asked again");
+  assert.throws(
+    () => new Agent({ model: model(spare, "m"), sharedCooldowns: store }),
+    (e) => e instanceof ConfigError && /sharedCooldowns: applies to a list of models/.test(e.message),
+  );
+  assert.throws(
+    () => new Agent({ model: models(), sharedCooldowns: "sqlite://x.db" }),
+    (e) => e instanceof ConfigError && /sharedCooldowns: expected a Store/.test(e.message),
+  );
+  assert.throws(
+    () => new Agent({ model: models(), sharedCooldowns: new Store("sqlite::memory:") }),
+    (e) => e instanceof ConfigError && /the store is not open yet/.test(e.message),
   );
 });

@@ -254,7 +254,7 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new(), context_model = None))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new(), context_model = None, shared_cooldowns = None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -266,9 +266,13 @@ impl PyAgent {
         output_check: Option<Py<PyAny>>,
         guardrails: Vec<PyRef<'_, crate::guardrail::PyGuardrail>>,
         context_model: Option<Bound<'_, PyAny>>,
+        shared_cooldowns: Option<PyRef<'_, crate::store::PyStore>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
+        if let Some(store) = shared_cooldowns {
+            settings.share_cooldowns(store.store.clone());
+        }
         if let Some(m) = context_model {
             settings
                 .takes_context_model()

@@ -115,3 +115,24 @@ def test_bad_lists_and_kinds_name_the_setting() -> None:
         Agent([m, m], fallback_on=["invalid_request"])
     with pytest.raises(ConfigError, match=r"^fallback_on: applies to a list of models"):
         Agent(m, fallback_on=["server"])
+
+
+def test_cooldowns_shared_through_a_store_reach_another_agent(mocks: List[MockOpenAI], tmp_path: Any) -> None:
+    limited, spare, _ = mocks
+    limited.script = lambda body: error(429, "Rate limit reached", {"retry-after": "120"})
+    spare.script = lambda body: text("From the spare.")
+    # One store file: two agents stand for two processes of it.
+    store = parlance.Store(f"sqlite://{tmp_path / 'shared.db'}")
+    first = Agent([model(limited, "m"), model(spare, "m")], shared_cooldowns=store)
+    second = Agent([model(limited, "m"), model(spare, "m")], shared_cooldowns=store)
+    assert first.run_sync("Hi").text == "From the spare."
+    r = second.run_sync("Hi")
+    assert [s["reason"] for s in fallback_steps(r.messages[-1])] == ["cooling_down"]
+    assert (len(limited.requests), len(spare.requests)) == (1, 2)
+    # Without the store, another agent knows nothing of it.
+    Agent([model(limited, "m"), model(spare, "m")]).run_sync("Hi")
+    assert len(limited.requests) == 2
+    with pytest.raises(ConfigError, match="shared_cooldowns: applies to a list of models"):
+        Agent(model(spare, "m"), shared_cooldowns=store)
+    with pytest.raises(ConfigError, match="shared_cooldowns: expected a Store, got str"):
+        Agent([model(spare, "m")], shared_cooldowns="sqlite://x.db")  # type: ignore[arg-type]

@@ -64,7 +64,7 @@ pub use parlance_format::{
 pub use parlance_model::fallback;
 pub use parlance_model::{
     Fallback, FallbackError, FallbackOn, IntoModel, Model, ModelError, ModelOptions, ModelRequest,
-    OutputSchema, Reasoning, StreamEvent, ToolChoice, panic_message,
+    OutputSchema, Reasoning, SharedCooldowns, StreamEvent, ToolChoice, panic_message,
 };
 pub use schemars::{self, JsonSchema};
 pub use serde;
@@ -99,7 +99,7 @@ pub use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider};
 /// an agent on them (`parlance-runtime`).
 #[cfg(feature = "store")]
 pub mod store {
-    pub use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
+    pub use parlance_runtime::{ResumeError, RunHandle, StoreCooldowns, ThreadRunner};
     pub use parlance_store::*;
 }
 

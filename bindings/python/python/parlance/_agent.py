@@ -108,6 +108,10 @@ class Agent(Generic[T]):
     calls; see ``Budget``): at a limit the model answers once more without
     tools, then the run raises ``RunError`` ``budget_exhausted``.
 
+    ``shared_cooldowns``: a ``Store`` through which a list of models
+    shares its cooldowns (a model that answered ``429`` with a wait is
+    skipped by every process of that store until then).
+
     ``on_tool_exception`` says what an unexpected exception in a tool
     becomes: ``return_to_model`` (the model reads its class and message),
     ``return_generic`` (the model reads only that the tool failed; the
@@ -151,6 +155,7 @@ class Agent(Generic[T]):
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
+        shared_cooldowns: Optional[Store] = None,
     ) -> None: ...
 
     @overload
@@ -180,6 +185,7 @@ class Agent(Generic[T]):
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
+        shared_cooldowns: Optional[Store] = None,
     ) -> None: ...
 
     def __init__(
@@ -208,6 +214,7 @@ class Agent(Generic[T]):
         output_hold: Literal["answer", "sentence"] = "answer",
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
+        shared_cooldowns: Optional[Store] = None,
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -262,6 +269,7 @@ class Agent(Generic[T]):
             output_check=check,
             guardrails=[g._core for g in self.guardrails],
             context_model=context.model if context is not None else None,
+            shared_cooldowns=_store_core(shared_cooldowns),
         )
 
     def _run_work(
@@ -506,3 +514,12 @@ def _paused(paused: Paused) -> Response[Any]:
     if isinstance(paused, str):
         return Response.from_json(paused)
     return Response.from_dict(paused)
+
+
+def _store_core(store: Optional[Store]) -> Any:
+    """The native store of ``shared_cooldowns`` (``None``: not shared)."""
+    if store is None:
+        return None
+    if not isinstance(store, Store):
+        raise ConfigError(f"shared_cooldowns: expected a Store, got {type(store).__name__}")
+    return store._core

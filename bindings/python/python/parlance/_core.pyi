@@ -188,6 +188,7 @@ class Agent:
         output_check: Optional[Callable[[Any], Any]] = None,
         guardrails: Sequence[Guardrail] = (),
         context_model: Optional[Union[str, Model]] = None,
+        shared_cooldowns: Optional[Store] = None,
     ) -> None: ...
     @property
     def has_async_tools(self) -> bool: ...
