@@ -135,4 +135,4 @@ def test_cooldowns_shared_through_a_store_reach_another_agent(mocks: List[MockOp
     with pytest.raises(ConfigError, match="shared_cooldowns: applies to a list of models"):
         Agent(model(spare, "m"), shared_cooldowns=store)
     with pytest.raises(ConfigError, match="shared_cooldowns: expected a Store, got str"):
-        Agent([model(spare, "m")], shared_cooldowns="sqlite://x.db")  # type: ignore[arg-type]
+        Agent([model(spare, "m")], shared_cooldowns="sqlite://x.db")  # type: ignore[call-overload]
