@@ -366,11 +366,13 @@ pub fn agent(
         config,
         name,
         a,
-        http,
-        &mcp,
-        &|spec| model(config, spec),
-        &[],
-        None,
+        &Parts {
+            http,
+            mcp: &mcp,
+            one: &|spec| model(config, spec),
+            approval_keys: &[],
+            cooldowns: None,
+        },
     )
 }
 
@@ -401,11 +403,13 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         &state.config,
         None,
         a,
-        &state.http,
-        &state.mcp,
-        &one,
-        &state.signer.approval_keys(),
-        Some(&state.cooldowns),
+        &Parts {
+            http: &state.http,
+            mcp: &state.mcp,
+            one: &one,
+            approval_keys: &state.signer.approval_keys(),
+            cooldowns: Some(&state.cooldowns),
+        },
     )
 }
 
@@ -415,18 +419,34 @@ pub type Cooldowns = Arc<dyn parlance_model::SharedCooldowns>;
 /// Makes a model from a model string (a provider's, or a loaded local one).
 pub type ModelMaker<'a> = dyn Fn(&str) -> Result<Arc<dyn Model>, BuildError> + 'a;
 
-/// An agent from its configuration, its models made by `one` (from a
-/// model string).
+/// What the agents built from one configuration share.
+pub struct Parts<'a> {
+    /// The HTTP client of `http` tools.
+    pub http: &'a SharedClient,
+    /// The `[[mcp]]` servers.
+    pub mcp: &'a McpServers,
+    /// Makes a model from a model string.
+    pub one: &'a ModelMaker<'a>,
+    /// Signs (the first) and verifies approval digests.
+    pub approval_keys: &'a [Arc<[u8]>],
+    /// Where fallbacks share their cooldowns, if anywhere.
+    pub cooldowns: Option<&'a Cooldowns>,
+}
+
+/// An agent from its configuration, with the parts it shares.
 pub fn agent_with(
     config: &Config,
     name: Option<&str>,
     a: &AgentConfig,
-    http: &SharedClient,
-    mcp: &McpServers,
-    one: &ModelMaker,
-    approval_keys: &[Arc<[u8]>],
-    cooldowns: Option<&Cooldowns>,
+    parts: &Parts,
 ) -> Result<Agent, BuildError> {
+    let Parts {
+        http,
+        mcp,
+        one,
+        approval_keys,
+        cooldowns,
+    } = *parts;
     let model = agent_model(a, one, cooldowns)?;
     let mut limits = Limits::default();
     if let Some(n) = a.max_model_calls {

@@ -116,11 +116,13 @@ impl AppState {
                 &config,
                 Some(name),
                 a,
-                &http,
-                &mcp,
-                &one,
-                &signer.approval_keys(),
-                Some(&cooldowns),
+                &build::Parts {
+                    http: &http,
+                    mcp: &mcp,
+                    one: &one,
+                    approval_keys: &signer.approval_keys(),
+                    cooldowns: Some(&cooldowns),
+                },
             )
             .map_err(|e| e.in_agent(name))?;
             agents.insert(name.clone(), agent);
