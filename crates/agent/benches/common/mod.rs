@@ -12,6 +12,11 @@ use serde_json::{Value, json};
 /// The two answers of one run (what the model kept of the last run's
 /// requests is let go: the heap stays the size of one run).
 pub fn script(model: &ScriptedModel) {
+    script_with(model, |_| {});
+}
+
+/// [`script`], each answer changed by `edit` first (usage, names...).
+pub fn script_with(model: &ScriptedModel, edit: impl Fn(&mut Message)) {
     model.forget_received();
     let mut calls = Message::new(
         Role::Assistant,
@@ -22,19 +27,26 @@ pub fn script(model: &ScriptedModel) {
     calls.finish_reason = Some(FinishReason::ToolCalls);
     let mut done = Message::assistant("done");
     done.finish_reason = Some(FinishReason::Stop);
+    edit(&mut calls);
+    edit(&mut done);
     model.push(calls);
     model.push(done);
 }
 
 /// An agent named `bench` with the `lookup` tool, before its settings.
 pub fn builder(model: &ScriptedModel) -> AgentBuilder {
+    builder_on(model.clone())
+}
+
+/// [`builder`] on any model (a fallback around the scripted one...).
+pub fn builder_on(model: impl parlance_model::IntoModel) -> AgentBuilder {
     let lookup = Tool::new("lookup", "Look up an order.", |args: Value| async move {
         Ok::<_, ToolError>(format!("order {} shipped", args["id"]))
     })
     .with_schema(
         json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
     );
-    Agent::builder(model.clone()).name("bench").tool(lookup)
+    Agent::builder(model).name("bench").tool(lookup)
 }
 
 /// Times one run of `agent` (made on `model`) on `input` per iteration.
