@@ -127,8 +127,8 @@ function settle(v, then, fail) {
  */
 function dispatcher(tools) {
   // The native module hands the arguments over as one array.
-  /** @param {[tag: number, index: number, token: number, argsJson: string, runId: string, threadId: string | null, callId: string, remainingMs: number]} args */
-  return function call([tag, index, token, argsJson, runId, threadId, callId, remainingMs]) {
+  /** @param {[tag: number, index: number, token: number, argsJson: string, runId: string, threadId: string | null, callId: string, remainingMs: number, idempotencyKey: string]} args */
+  return function call([tag, index, token, argsJson, runId, threadId, callId, remainingMs, idempotencyKey]) {
     const run = runs.get(tag);
     try {
       const t = tools[index];
@@ -139,6 +139,7 @@ function dispatcher(tools) {
         callId,
         runId,
         threadId: threadId ?? undefined,
+        idempotencyKey,
         abortSignal: controller.signal,
         signal: controller.signal,
         deadline: Date.now() + remainingMs,

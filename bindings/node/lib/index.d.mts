@@ -111,6 +111,12 @@ export interface ToolContext<Deps = any> {
   /** The thread's id, when the run is on one. */
   readonly threadId: string | undefined;
   /**
+   * The same every time this call runs again (the thread, or off a thread
+   * the run, and the call's id): hand it to what the tool changes (an
+   * `Idempotency-Key` header) so it happens once.
+   */
+  readonly idempotencyKey: string;
+  /**
    * Aborted when the call times out or its run stops. JavaScript cannot be
    * stopped from outside: a tool that should stop at its timeout passes it
    * on (`fetch(url, { signal: ctx.abortSignal })`) or checks `aborted`;

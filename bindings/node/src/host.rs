@@ -26,7 +26,17 @@ use serde_json::Value;
 /// Arguments of a tool call for the dispatcher: the run's tag, the tool's
 /// index, the call's token, the arguments (JSON text), the run id, the
 /// thread id, the call id, the milliseconds left before the timeout.
-pub type CallArgs = (u32, u32, i64, String, String, Option<String>, String, f64);
+pub type CallArgs = (
+    u32,
+    u32,
+    i64,
+    String,
+    String,
+    Option<String>,
+    String,
+    f64,
+    String,
+);
 
 type CallFn = ThreadsafeFunction<CallArgs, (), CallArgs, napi::Status, false, true>;
 type AbortFn = ThreadsafeFunction<i64, (), i64, napi::Status, false, true>;
@@ -157,6 +167,7 @@ pub async fn call_tool(host: Arc<Host>, index: u32, args: Value, ctx: ToolContex
             ctx.thread_id.as_deref().map(str::to_string),
             ctx.call_id.to_string(),
             left.as_secs_f64() * 1000.0,
+            ctx.idempotency_key(),
         ),
         ThreadsafeFunctionCallMode::NonBlocking,
     );

@@ -217,3 +217,32 @@ for (const backend of ["sqlite", "postgres"]) {
     );
   });
 }
+
+test("a tool call's idempotency key: the thread (or the run) and the call, the same on a retry", async (t) => {
+  const seen = [];
+  const charge = tool({
+    name: "charge",
+    description: "Charge a card.",
+    parameters: { type: "object", properties: {} },
+    execute: async (_args, ctx) => {
+      seen.push(ctx.idempotencyKey);
+      if (seen.length === 2) throw new Error("the card service is down");
+      return "charged";
+    },
+  });
+  const mock = await startMock([
+    calls(["c1", "charge", {}]),
+    text("done"),
+    calls(["c9", "charge", {}]),
+    text("done"),
+  ]);
+  t.after(mock.close);
+  const agent = agentFor(mock, { tools: [charge], onToolException: "fail" });
+  await agent.run("Charge", { runId: "run_fixed" });
+  assert.equal(seen[0], "run_fixed/c1");
+  const store = new Store(dbFile(t));
+  const thread = await store.createThread();
+  await agent.run("Charge", { store, threadId: thread }).catch(() => {});
+  await agent.retry(thread, { store });
+  assert.deepEqual(seen.slice(1), [`${thread}/c9`, `${thread}/c9`]);
+});

@@ -63,6 +63,13 @@ impl PyToolContext {
     fn call_id(&self) -> &str {
         &self.call_id
     }
+    /// A key that is the same every time this call runs again (the thread,
+    /// or off a thread the run, and the call's id): hand it to what the
+    /// tool changes (an ``Idempotency-Key`` header) so it happens once.
+    #[getter]
+    fn idempotency_key(&self) -> String {
+        parlance::agent::idempotency_key(&self.run_id, self.thread_id.as_deref(), &self.call_id)
+    }
     /// The tool's name.
     #[getter]
     fn tool_name(&self) -> &str {

@@ -12,7 +12,7 @@ import pytest
 from conftest import make_agent
 from mock_openai import after_tools, calls, text
 
-from parlance import RunError, Store, StoreError, approve, tool
+from parlance import RunError, Store, StoreError, ToolContext, approve, tool
 
 ran: List[Dict[str, Any]] = []
 
@@ -241,3 +241,26 @@ def test_a_run_whose_process_was_killed_frees_its_thread_after_the_lease(url: st
         ("failed", "interrupted"),
         ("completed", None),
     ]
+
+
+def test_a_tool_calls_idempotency_key_is_the_same_on_a_retry(mock: Any) -> None:
+    seen: List[str] = []
+
+    @tool
+    def charge(ctx: ToolContext) -> str:
+        """Charge a card."""
+        seen.append(ctx.idempotency_key)
+        if len(seen) == 2:
+            raise RuntimeError("the card service is down")
+        return "charged"
+
+    mock.script = after_tools(calls(("c1", "charge", {})), lambda b: "done")
+    agent = make_agent(mock, tools=[charge], on_tool_exception="fail")
+    agent.run_sync("Charge", run_id="run_fixed")
+    assert seen == ["run_fixed/c1"]
+    store = Store("sqlite::memory:")
+    thread = store.create_thread_sync()
+    with pytest.raises(RunError):
+        agent.run_sync("Charge", store=store, thread_id=thread)
+    agent.retry_sync(thread, store=store)
+    assert seen[1:] == [f"{thread}/c1", f"{thread}/c1"]

@@ -39,7 +39,7 @@ pub use guardrail::{GuardPoint, Guarded, Guardrail, OutputHold, Verdict};
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
     Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,
-    schema_for,
+    idempotency_key, schema_for,
 };
 pub use toolset::{Toolset, ToolsetError};
 pub use validate::{ArgValidator, ArgumentProblem, PathStep, SchemaError};

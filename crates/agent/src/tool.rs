@@ -53,6 +53,25 @@ impl ToolContext {
     pub fn deps<T: std::any::Any>(&self) -> Option<&T> {
         self.deps.as_deref()?.downcast_ref::<T>()
     }
+
+    /// A key for this call that is the same every time the call runs
+    /// again: the thread (or, off a thread, the run) and the call's id
+    /// (see [`idempotency_key`]). A tool with side effects hands it on
+    /// (HTTP tools send it as `Idempotency-Key`) so that what it did
+    /// is done once, however often the call is replayed.
+    pub fn idempotency_key(&self) -> String {
+        idempotency_key(&self.run_id, self.thread_id.as_deref(), &self.call_id)
+    }
+}
+
+/// A tool call's idempotency key: `{thread}/{call}` on a thread (the same
+/// when a failed run is retried by another run, or a paused one resumed),
+/// `{run}/{call}` off one (the run id the caller gave, or a new one). It
+/// is unique as long as call ids are unique in the thread, which the
+/// engine's adapters keep (a provider's own ids, or ids made for calls a
+/// provider sent without one).
+pub fn idempotency_key(run_id: &str, thread_id: Option<&str>, call_id: &str) -> String {
+    format!("{}/{call_id}", thread_id.unwrap_or(run_id))
 }
 
 /// An error kept as it is (shared), so that a run it fails can hand it

@@ -1069,3 +1069,39 @@ async fn dropping_a_run_mid_call_stops_its_tools_and_cancels_their_token() {
     );
     assert_eq!(model.received().len(), 1, "no model call after the drop");
 }
+
+/// A tool's idempotency key: the thread (or, off one, the run) and the
+/// call, the same however often the call runs again.
+#[tokio::test]
+async fn a_calls_idempotency_key_is_its_thread_or_run_and_its_id() {
+    let keyed = Tool::new(
+        "charge",
+        "Charge a card.",
+        |_a: Value, c: ToolContext| async move { Ok::<_, ToolError>(c.idempotency_key()) },
+    );
+    let call = || {
+        Message::new(
+            Role::Assistant,
+            vec![Block::tool_call("call_7", "charge", json!({}))],
+        )
+    };
+    let model = ScriptedModel::new([
+        call(),
+        Message::assistant("done"),
+        call(),
+        Message::assistant("done"),
+    ]);
+    let agent = Agent::builder(Arc::new(model)).tool(keyed).build().unwrap();
+    let key = |r: &parlance_format::Response| {
+        let m = serde_json::to_value(&r.messages[2]).unwrap();
+        m["content"][0]["tool_result"]["content"][0]["text"].clone()
+    };
+    let off_thread = agent.run("Charge").id("run_fixed").await;
+    assert_eq!(key(&off_thread), "run_fixed/call_7");
+    let on_thread = agent.run("Charge").id("run_other").thread("thr_9").await;
+    assert_eq!(key(&on_thread), "thr_9/call_7");
+    assert_eq!(
+        parlance_agent::idempotency_key("run_1", Some("thr_1"), "c1"),
+        "thr_1/c1"
+    );
+}

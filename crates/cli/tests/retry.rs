@@ -1,7 +1,8 @@
 //! `fail`, approvals and retry through the real `parlance serve` and
 //! `parlance threads retry`: a run stopped by `fail` while a call waits
 //! for approval leaves a usable thread; a reviewer's answer the provider
-//! cannot carry is refused; a retry runs the failed call again.
+//! cannot carry is refused; a retry runs the failed call again, with the
+//! same `Idempotency-Key`.
 
 mod common;
 
@@ -67,6 +68,14 @@ async fn fail_with_a_pending_call_then_retry_through_the_api() {
         "no model call before the decision"
     );
     assert_eq!(tool.received().len(), 2);
+    // The run again of the failed call is the same call: the same key.
+    let keys: Vec<_> = tool
+        .received()
+        .iter()
+        .map(|r| r.header("idempotency-key").map(str::to_string))
+        .collect();
+    let want = Some(format!("{thread}/c2"));
+    assert_eq!(keys, [want.clone(), want]);
 
     // An answer holding an image is refused; the run still waits.
     let pending = &paused["pending"][0];

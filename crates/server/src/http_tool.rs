@@ -93,6 +93,9 @@ pub fn tool(
             let mut resp = client
                 .post(url)
                 .header("x-parlance-call-id", &*ctx.call_id)
+                // The same on every replay of the call (a retried run):
+                // the service can do what the call asks once.
+                .header("idempotency-key", ctx.idempotency_key())
                 .header("content-type", "application/json")
                 .body(args.to_string())
                 .send()
