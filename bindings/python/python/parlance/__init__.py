@@ -22,7 +22,7 @@ TypedDicts generated from the published schema: ``parlance.types``.
 
 from . import format, types
 from ._agent import Agent, Checkpoint, Step
-from ._budget import Budget, Limits, Spent, ThreadSpent
+from ._budget import Budget, BudgetLimits, Spent, ThreadSpent
 from ._content import Content
 from ._context import ContextPolicy
 from ._core import (
@@ -76,6 +76,7 @@ __all__ = [
     "Bedrock",
     "Block",
     "Budget",
+    "BudgetLimits",
     "Checkpoint",
     "ConfigError",
     "Content",
@@ -89,7 +90,6 @@ __all__ = [
     "GuardCheck",
     "Guardrail",
     "JsonValue",
-    "Limits",
     "McpServer",
     "Message",
     "MessageCompleted",

@@ -24,7 +24,7 @@ from typing import Literal
 from typing_extensions import TypedDict
 
 
-class Limits(TypedDict, total=False):
+class BudgetLimits(TypedDict, total=False):
     """The limits of one scope (any of them; unset: no limit)."""
 
     tokens: int
@@ -40,10 +40,10 @@ class Limits(TypedDict, total=False):
 class Budget(TypedDict, total=False):
     """Limits per run, per thread and per thread owner (UTC day and month)."""
 
-    run: Limits
-    thread: Limits
-    owner_day: Limits
-    owner_month: Limits
+    run: BudgetLimits
+    thread: BudgetLimits
+    owner_day: BudgetLimits
+    owner_month: BudgetLimits
     on_exhausted: Literal["answer", "stop"]
 
 
