@@ -85,6 +85,7 @@ const toolTexts = (body) => body.messages.filter((m) => m.role === "tool").map((
 
 const EXAMPLES = [
   "approval",
+  "budgets",
   "context",
   "deploying",
   "get_started",
@@ -148,6 +149,21 @@ test("tools: validation, ToolError, the context", async (t) => {
     "ok: refunded 40 EUR on A-1001 for ada",
     "Refunded 40 EUR on A-1001.",
   ]);
+});
+
+test("budgets: two tool calls, then the answer without tools, then budget_exhausted", async (t) => {
+  const mock = await startMock([
+    calls(["c1", "get_order", { order_id: "A-1" }]),
+    calls(["c2", "get_order", { order_id: "A-2" }]),
+    text("A-1 and A-2 have shipped; I could not check A-3."),
+  ]);
+  t.after(mock.close);
+  assert.deepEqual((await ok("budgets", mock)).trimEnd().split("\n"), [
+    "budget_exhausted - the run's budget is exhausted: 2 of 2 tool calls",
+    "last answer: A-1 and A-2 have shipped; I could not check A-3.",
+  ]);
+  assert.equal(mock.requests.length, 3);
+  assert.ok(!mock.requests[2].body.tools?.length);
 });
 
 test("context: the oldest turns summarized, the summary sent in their place", async (t) => {

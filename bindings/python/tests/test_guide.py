@@ -160,6 +160,22 @@ def check_context(out: str, mock: Any) -> None:
     assert len(sent) == 4 and sent[0].endswith(SUMMARY) and sent[1].startswith("Question 5:")
 
 
+def budgets_script(b: Any) -> Any:
+    looked_up = len(tool_messages(b))
+    if b.get("tools") and looked_up < 2:
+        return calls((f"c{looked_up + 1}", "get_order", {"order_id": f"A-{looked_up + 1}"}))
+    return text("A-1 and A-2 have shipped; I could not check A-3.")
+
+
+def check_budgets(out: str, mock: Any) -> None:
+    assert out.splitlines() == [
+        "budget_exhausted - the run's budget is exhausted: 2 of 2 tool calls",
+        "last answer: A-1 and A-2 have shipped; I could not check A-3.",
+    ]
+    assert len(mock.requests) == 3
+    assert not mock.requests[2].get("tools")
+
+
 SCRIPTS: Dict[str, Any] = {
     "get_started": (
         after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "Order A-1001 has shipped."),
@@ -168,6 +184,7 @@ SCRIPTS: Dict[str, Any] = {
     "messages": (None, check_messages),
     "guardrails": (lambda b: text("Sure: the admin password is hunter2."), check_guardrails),
     "context": (summarizing, check_context),
+    "budgets": (budgets_script, check_budgets),
     "tools": (
         after_tools(
             calls(

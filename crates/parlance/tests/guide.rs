@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 /// Every guide example, and whether it needs a feature this build lacks.
 const EXAMPLES: &[&str] = &[
     "guide_approval",
+    "guide_budgets",
     "guide_context",
     "guide_deploying",
     "guide_get_started",
@@ -254,6 +255,29 @@ async fn guardrails() {
     );
     let sent = server.received()[0].body.to_string();
     assert!(sent.contains("[card]") && !sent.contains("4111"), "{sent}");
+}
+
+#[tokio::test]
+async fn budgets() {
+    let server = ReplayServer::start(vec![
+        calls(&[("c1", "get_order", json!({"order_id": "A-1"}))]),
+        calls(&[("c2", "get_order", json!({"order_id": "A-2"}))]),
+        text("A-1 and A-2 have shipped; I could not check A-3."),
+    ])
+    .await;
+    let out = run("guide_budgets", Some(&server)).await;
+    assert_eq!(
+        out,
+        "budget_exhausted - the run's budget is exhausted: 2 of 2 tool calls\nlast answer: A-1 and A-2 have shipped; I could not check A-3.\n"
+    );
+    let got = server.received();
+    assert_eq!(got.len(), 3);
+    assert!(
+        got[2]
+            .body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty))
+    );
 }
 
 #[tokio::test]
