@@ -239,26 +239,7 @@ async fn a_threads_totals_are_in_the_api_and_on_the_inbox_page() {
         "{totals}"
     );
 
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let session = client
-        .get(format!("{}/ui/session", server.url))
-        .send()
-        .await
-        .unwrap();
-    let cookie = session.headers()["set-cookie"].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_string();
-    let page = client
-        .get(format!("{}/ui/threads/{id}", server.url))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = anonymous_page(&server.url, &format!("/ui/threads/{id}")).await;
     assert!(page.contains("This thread: 2200 tokens"), "{page}");
     assert!(page.contains("$0.0004200"), "{page}");
     assert_eq!(page.matches("$0.0002100").count(), 2, "each run's cost");

@@ -153,25 +153,7 @@ async fn a_thread_past_its_window_is_compacted_stored_and_the_next_run_sends_the
 
     // The thread page shows the record for what it is.
     // (No token is configured: an anonymous session, by its cookie.)
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let session = client
-        .get(format!("{}/ui/session", server.url))
-        .send()
-        .await
-        .unwrap();
-    let cookie = session.headers()["set-cookie"].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_string();
-    let page = client
-        .get(format!("{}/ui/threads/{id}", server.url))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), 200);
-    let page = page.text().await.unwrap();
+    let page = anonymous_page(&server.url, &format!("/ui/threads/{id}")).await;
     assert!(page.contains("Context compacted"), "{page}");
     assert!(page.contains("first 2 messages"), "{page}");
     assert!(page.contains("The summary the model reads"), "{page}");

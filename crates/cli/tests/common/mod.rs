@@ -262,3 +262,27 @@ pub async fn post_stream(
     }
     events(&req.send().await.unwrap().text().await.unwrap())
 }
+
+/// An inbox page read in an anonymous session (a server with no token
+/// configured hands one out at `/ui/session`): its HTML, after a `200`.
+pub async fn anonymous_page(url: &str, path: &str) -> String {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let session = client
+        .get(format!("{url}/ui/session"))
+        .send()
+        .await
+        .unwrap();
+    let cookie = session.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    let page = client
+        .get(format!("{url}{path}"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200, "{path}");
+    page.text().await.unwrap()
+}
