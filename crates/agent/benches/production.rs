@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use divan::Bencher;
 use futures::future::BoxFuture;
-use parlance_agent::{Budget, Caps, Checkpoint, CheckpointError, RunInput, Step, StoredSpend};
+use parlance_agent::{Budget, Caps, Checkpoint, CheckpointError, RunInput, Step, ThreadSpend};
 use parlance_format::{Message, Usage};
 use parlance_model::scripted::ScriptedModel;
 use parlance_model::{Fallback, IntoModel, Model};
@@ -41,8 +41,8 @@ impl Checkpoint for Counted {
         Box::pin(async { Ok(()) })
     }
 
-    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
-        Box::pin(async { Ok(Some(StoredSpend::default())) })
+    fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
+        Box::pin(async { Ok(Some(ThreadSpend::default())) })
     }
 }
 

@@ -26,7 +26,7 @@
 //! assert!(budget.counts_in_store());
 //! ```
 
-use parlance_format::{Spend, usd_to_nanos};
+use parlance_format::{Spend, ThreadSpend, usd_to_nanos};
 use serde_json::{Map, Value, json};
 
 /// One of the four things a budget limits.
@@ -195,18 +195,6 @@ impl OnExhausted {
     }
 }
 
-/// What a store counted for a run's thread and its owner (zero where it
-/// counted nothing: a thread without an owner has no owner spending).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StoredSpend {
-    /// Every run of the thread.
-    pub thread: Spend,
-    /// Every thread of its owner, today (UTC).
-    pub owner_day: Spend,
-    /// Every thread of its owner, this month (UTC).
-    pub owner_month: Spend,
-}
-
 /// A limit that was reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Exhausted {
@@ -369,8 +357,8 @@ impl Budget {
 
     /// The first limit reached by `run` (this run's spending) or by what
     /// a store counted (`None`: no store, only the run's limits apply).
-    pub fn exhausted(&self, run: &Spend, stored: Option<&StoredSpend>) -> Option<Exhausted> {
-        let zero = StoredSpend::default();
+    pub fn exhausted(&self, run: &Spend, stored: Option<&ThreadSpend>) -> Option<Exhausted> {
+        let zero = ThreadSpend::default();
         let s = stored.unwrap_or(&zero);
         let spent = [run, &s.thread, &s.owner_day, &s.owner_month];
         self.scopes()
@@ -543,7 +531,7 @@ mod tests {
         assert!(b.counts_in_store());
         let run = spend(0, 0.0, 1, 0);
         assert_eq!(b.exhausted(&run, None), None);
-        let stored = StoredSpend {
+        let stored = ThreadSpend {
             owner_month: spend(0, 10.25, 0, 0),
             ..Default::default()
         };
@@ -555,7 +543,7 @@ mod tests {
             error.message,
             "the owner's budget for this month (UTC) is exhausted: 10.25 of 10 USD"
         );
-        let thread = StoredSpend {
+        let thread = ThreadSpend {
             thread: spend(0, 0.0, 5, 0),
             ..Default::default()
         };

@@ -27,7 +27,7 @@ pub use agent::{
     Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
     RunInput, Screened, Step,
 };
-pub use budget::{Budget, BudgetError, Caps, OnExhausted, StoredSpend};
+pub use budget::{Budget, BudgetError, Caps, OnExhausted};
 pub use context::{Compaction, ContextError, ContextPolicy, Strategy as ContextStrategy};
 pub use current::current_deps;
 pub use engine::{
@@ -36,6 +36,7 @@ pub use engine::{
     ToolEvent,
 };
 pub use guardrail::{GuardPoint, Guarded, Guardrail, OutputHold, Verdict};
+pub use parlance_format::ThreadSpend;
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
     Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use parlance_agent::{
-    Agent, Budget, Caps, Checkpoint, CheckpointError, RunEvent, Step, StoredSpend, Tool,
+    Agent, Budget, Caps, Checkpoint, CheckpointError, RunEvent, Step, ThreadSpend, Tool,
     ToolContext, ToolError,
 };
 use parlance_format::{Block, Message, Role, RunStatus, Spend, Usage};
@@ -196,7 +196,7 @@ async fn a_run_under_its_limits_completes_as_without_a_budget() {
 /// A storage that counted `spent` for the thread and owner, and
 /// remembers how often it was asked.
 struct Counted {
-    spent: StoredSpend,
+    spent: ThreadSpend,
     asked: Mutex<u32>,
 }
 
@@ -205,7 +205,7 @@ impl Checkpoint for Counted {
         Box::pin(async { Ok(()) })
     }
 
-    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
+    fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
         *self.asked.lock().unwrap() += 1;
         Box::pin(async { Ok(Some(self.spent)) })
     }
@@ -220,7 +220,7 @@ async fn a_thread_or_owner_limit_spent_before_the_run_ends_it_before_any_model_c
         &Arc::default(),
     );
     let storage = Arc::new(Counted {
-        spent: StoredSpend {
+        spent: ThreadSpend {
             owner_day: Spend {
                 tokens: 1200,
                 ..Default::default()
@@ -251,7 +251,7 @@ async fn a_thread_or_owner_limit_spent_before_the_run_ends_it_before_any_model_c
         &Arc::default(),
     );
     let storage = Arc::new(Counted {
-        spent: StoredSpend::default(),
+        spent: ThreadSpend::default(),
         asked: Mutex::new(0),
     });
     let r = a.run("Hi").checkpoint(storage.clone()).await;

@@ -50,7 +50,7 @@ pub use read::{
 pub use response::{
     Approval, Decision, DecisionKind, Response, RunError, RunStatus, Turn, total_cost,
 };
-pub use spend::{NANOS_PER_USD, Spend, usd_to_nanos};
+pub use spend::{NANOS_PER_USD, Spend, ThreadSpend, usd_to_nanos};
 pub use tool::ToolSpec;
 pub use usage::{FinishReason, Usage};
 

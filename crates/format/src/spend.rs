@@ -22,6 +22,19 @@ pub struct Spend {
     pub tool_calls: u64,
 }
 
+/// What a store counted for a thread and its owner, for budgets (zero
+/// where it counted nothing: a thread without an owner has no owner
+/// spending).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadSpend {
+    /// Every counted run of the thread.
+    pub thread: Spend,
+    /// Every counted run of the owner's threads, today (UTC).
+    pub owner_day: Spend,
+    /// Every counted run of the owner's threads, this month (UTC).
+    pub owner_month: Spend,
+}
+
 /// Nano-dollars in one US dollar.
 pub const NANOS_PER_USD: f64 = 1e9;
 

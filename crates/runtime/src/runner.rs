@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use parlance_agent::{
     Agent, Checkpoint, CheckpointError, DecisionError, Resume, RunEvent, RunStream, Screened, Step,
-    StoredSpend,
+    ThreadSpend,
 };
 use parlance_format::{Decision, Message, Response, Role, RunError, RunStatus, Turn};
 use tokio::task::JoinHandle;
@@ -88,18 +88,14 @@ impl Checkpoint for StoreCheckpoint {
 
     /// What the ledger counted for the thread and its owner (a held final
     /// answer is the run's last step: no model call follows it).
-    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
+    fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
         Box::pin(async move {
             let s = self
                 .store
                 .spent(&self.run.thread_id)
                 .await
                 .map_err(CheckpointError::new)?;
-            Ok(Some(StoredSpend {
-                thread: s.thread,
-                owner_day: s.owner_day,
-                owner_month: s.owner_month,
-            }))
+            Ok(Some(s))
         })
     }
 }

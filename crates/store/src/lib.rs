@@ -37,10 +37,10 @@ mod writer;
 
 pub use claim::Claim;
 pub use inbox::WaitingRun;
+pub use parlance_format::ThreadSpend;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use sessions::ALL_SESSIONS;
-pub use spend::ThreadSpend;
 pub use store::{
     ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
     StoredMessage, Thread,

@@ -13,22 +13,11 @@
 //! Deleting a thread deletes its row; its owner's rows stay (what was
 //! spent was spent).
 
-use parlance_format::{Message, Spend};
+use parlance_format::{Message, Spend, ThreadSpend};
 use sqlx::Row;
 
 use crate::batch::{Arg, Batch};
 use crate::store::{ActiveRun, R, Store, now_ms};
-
-/// What a thread and its owner spent, as the ledger counted it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ThreadSpend {
-    /// Every counted run of the thread.
-    pub thread: Spend,
-    /// Every counted run of the owner's threads, today (UTC).
-    pub owner_day: Spend,
-    /// Every counted run of the owner's threads, this month (UTC).
-    pub owner_month: Spend,
-}
 
 /// A column's sum with the excluded row's, saturating (PostgreSQL refuses an overflow,
 /// SQLite would turn it into a float).

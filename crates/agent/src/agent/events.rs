@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::future::BoxFuture;
-use parlance_format::{ApprovalRequest, Message, Response, ToolStatus};
+use parlance_format::{ApprovalRequest, Message, Response, ThreadSpend, ToolStatus};
 
-use crate::budget::StoredSpend;
 use crate::engine::{EventSink, ToolEvent};
 use crate::tool::SharedError;
 
@@ -88,7 +87,7 @@ pub trait Checkpoint: Send + Sync {
     /// an agent's thread and owner budgets ([`crate::budget`]); asked
     /// before each model call of such an agent. `None` (the default): the
     /// storage counts nothing, and only the run's own limits apply.
-    fn spent(&self) -> BoxFuture<'_, Result<Option<StoredSpend>, CheckpointError>> {
+    fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
         Box::pin(async { Ok(None) })
     }
 }
@@ -160,7 +159,7 @@ impl Hooks {
 
     /// What the storage counted for the run's thread and owner, when
     /// someone stores the run and counts.
-    pub(crate) async fn spent(&self) -> Result<Option<StoredSpend>, CheckpointError> {
+    pub(crate) async fn spent(&self) -> Result<Option<ThreadSpend>, CheckpointError> {
         match &self.checkpoint {
             Some(c) => c.spent().await,
             None => Ok(None),
