@@ -186,6 +186,15 @@ pub enum OnExhausted {
 }
 
 impl OnExhausted {
+    /// Reads `answer` or `stop`; the error says what is expected.
+    pub fn parse(s: &str) -> Result<OnExhausted, String> {
+        match s {
+            "answer" => Ok(OnExhausted::Answer),
+            "stop" => Ok(OnExhausted::Stop),
+            other => Err(format!("expected \"answer\" or \"stop\", got {other:?}")),
+        }
+    }
+
     /// `answer` or `stop`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -416,9 +425,8 @@ impl Budget {
                 "owner_month" | "ownerMonth" => b.owner_month = caps_from_json(&field, value)?,
                 "on_exhausted" | "onExhausted" => {
                     b.on_exhausted = match value.as_str() {
-                        Some("answer") => OnExhausted::Answer,
-                        Some("stop") => OnExhausted::Stop,
-                        _ => {
+                        Some(s) => OnExhausted::parse(s).map_err(|m| err(field, m))?,
+                        None => {
                             return Err(err(
                                 field,
                                 format!("expected \"answer\" or \"stop\", got {value}"),

@@ -549,13 +549,9 @@ fn budget(
             }
         };
         let on_exhausted = match c.on_exhausted.as_deref() {
-            None | Some("answer") => OnExhausted::Answer,
-            Some("stop") => OnExhausted::Stop,
-            Some(other) => {
-                return Err(BuildError::Budget(format!(
-                    "{prefix}.on_exhausted: expected \"answer\" or \"stop\", got {other:?}"
-                )));
-            }
+            None => OnExhausted::Answer,
+            Some(s) => OnExhausted::parse(s)
+                .map_err(|e| BuildError::Budget(format!("{prefix}.on_exhausted: {e}")))?,
         };
         let b = Budget {
             run: caps(c.run),
