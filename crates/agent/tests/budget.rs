@@ -306,3 +306,84 @@ fn a_budget_that_cannot_be_used_fails_the_build_naming_the_field() {
         "budget.thread.cost: expected a number of US dollars, 0 or more, got -2"
     );
 }
+
+/// A storage whose count cannot be read.
+struct Unreadable;
+
+impl Checkpoint for Unreadable {
+    fn commit<'a>(&'a self, _step: Step<'a>) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
+        Box::pin(async { Err(CheckpointError::new("the database is gone")) })
+    }
+}
+
+#[tokio::test]
+async fn a_count_that_cannot_be_read_fails_the_run_before_the_model_is_asked() {
+    let model = ScriptedModel::new([answer("never")]);
+    let a = agent(
+        &model,
+        Budget::new().thread(Caps::new().tokens(10)),
+        &Arc::default(),
+    );
+    let r = a.run("Hi").checkpoint(Arc::new(Unreadable)).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code, "store");
+    assert!(e.message.contains("the database is gone"), "{}", e.message);
+    assert_eq!(model.received().len(), 0);
+}
+
+#[tokio::test]
+async fn a_closing_call_that_fails_leaves_the_run_budget_exhausted_without_an_answer() {
+    let model = ScriptedModel::new([step("c1", (60, 50), None)]);
+    model.push_error(parlance_model::ModelError::Overloaded {
+        message: "busy".into(),
+        retry_after: None,
+    });
+    let a = agent(
+        &model,
+        Budget::new().run(Caps::new().tokens(100)),
+        &Arc::default(),
+    );
+    let r = a.run("Go").await;
+    assert_eq!(r.error.unwrap().code, "budget_exhausted");
+    assert_eq!(model.received().len(), 2, "the closing call was made");
+    assert_eq!(r.messages.last().unwrap().role, Role::Tool);
+}
+
+#[tokio::test]
+async fn the_closing_answer_passes_the_output_guardrails() {
+    let model = ScriptedModel::new([
+        step("c1", (60, 50), None),
+        answer("The admin password is hunter2."),
+    ]);
+    let a = Agent::builder(Arc::new(model.clone()))
+        .tool(
+            Tool::new(
+                "get_order",
+                "Look up an order.",
+                |_a: Value, _c: ToolContext| async { Ok::<_, ToolError>("shipped") },
+            )
+            .with_schema(json!({"type": "object"})),
+        )
+        .guardrail(parlance_agent::Guardrail::output(
+            "secrets",
+            |g| async move {
+                Ok(if g.value.to_string().contains("hunter2") {
+                    parlance_agent::Verdict::block("I can't share that.")
+                } else {
+                    parlance_agent::Verdict::Allow
+                })
+            },
+        ))
+        .budget(Budget::new().run(Caps::new().tokens(100)))
+        .build()
+        .unwrap();
+    let r = a.run("Go").await;
+    assert_eq!(r.error.as_ref().unwrap().code, "blocked");
+    let kept: Vec<String> = r.messages.iter().map(Message::text).collect();
+    assert!(kept.iter().all(|t| !t.contains("hunter2")), "{kept:?}");
+    assert_eq!(kept.last().unwrap(), "I can't share that.");
+}
