@@ -42,6 +42,7 @@ pub use events::{Checkpoint, CheckpointError, RunEvent, Step};
 pub use guard::Screened;
 pub use input::{Resume, RunInput};
 pub use resume::DecisionError;
+pub(crate) use retry::RetryOf;
 pub(crate) use start::Start;
 
 use crate::engine::ToolBox;
@@ -169,6 +170,11 @@ impl Agent {
     /// The agent's budget, if it has one.
     pub fn budget(&self) -> Option<&crate::budget::Budget> {
         self.inner.budget.as_ref()
+    }
+
+    /// The agent's name, when it was given one.
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
     }
 
     /// The agent's settings as JSON, to record with each run.

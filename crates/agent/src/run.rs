@@ -30,7 +30,9 @@ use parlance_format::{Response, RunError, RunStatus, Turn, Usage};
 use serde_json::Value;
 
 use crate::agent::events::Hooks;
-use crate::agent::{Agent, Checkpoint, DecisionError, Resume, RunEvent, RunInput, Screened, Start};
+use crate::agent::{
+    Agent, Checkpoint, DecisionError, Resume, RetryOf, RunEvent, RunInput, Screened, Start,
+};
 
 impl Agent {
     /// A run from `input` (a `&str` or `String` as a user message, a
@@ -42,7 +44,7 @@ impl Agent {
             agent: self,
             input: input.into(),
             checkpoint: None,
-            retry: false,
+            retry: None,
             screened: None,
         }
     }
@@ -58,7 +60,24 @@ impl Agent {
             agent: self,
             input: RunInput::default(),
             checkpoint: None,
-            retry: true,
+            retry: Some(RetryOf::Failed),
+            screened: None,
+        }
+        .turns(turns)
+    }
+
+    /// Carries on a run whose process died, from its stored history
+    /// `turns` as `parlance_store::Store::take_over` left it: the calls
+    /// that had not committed (their results the store's repair) run
+    /// again, results that committed are kept, and the run goes on; a
+    /// model step that had not committed is asked again. Set the run's id
+    /// and thread as for a run.
+    pub fn carry_on<T: Into<Turn>>(&self, turns: impl IntoIterator<Item = T>) -> RunBuilder<'_> {
+        RunBuilder {
+            agent: self,
+            input: RunInput::default(),
+            checkpoint: None,
+            retry: Some(RetryOf::Died),
             screened: None,
         }
         .turns(turns)
@@ -85,7 +104,7 @@ pub struct RunBuilder<'a> {
     agent: &'a Agent,
     input: RunInput,
     checkpoint: Option<Arc<dyn Checkpoint>>,
-    retry: bool,
+    retry: Option<RetryOf>,
     screened: Option<Result<Screened, RunError>>,
 }
 
@@ -136,10 +155,9 @@ impl<'a> RunBuilder<'a> {
     }
 
     fn into_parts(self) -> (&'a Agent, Start, Option<Arc<dyn Checkpoint>>) {
-        let start = if self.retry {
-            Start::Retry(self.input)
-        } else {
-            Start::Run(self.input, self.screened.map(Box::new))
+        let start = match self.retry {
+            Some(of) => Start::Retry(self.input, of),
+            None => Start::Run(self.input, self.screened.map(Box::new)),
         };
         (self.agent, start, self.checkpoint)
     }

@@ -9,6 +9,8 @@
 //!   callers: they go on to their end and store their outcome whatever the
 //!   caller does (a client hanging up, a dropped future); a heartbeat
 //!   renews the run's lease while it lives, slow steps included.
+//! - [`Resumer`]: runs whose process died are taken over and carried on
+//!   from their last committed step, by the agent that made them.
 //! - [`StoreCooldowns`]: a fallback's cooldowns (models that answered
 //!   `429`) shared by every process and server of the store.
 //!
@@ -17,7 +19,9 @@
 //! the agent runs (it knows nothing of SQL).
 
 mod cooldowns;
+mod resumer;
 mod runner;
 
 pub use cooldowns::StoreCooldowns;
-pub use runner::{ResumeError, RunHandle, ThreadRunner};
+pub use resumer::{DEFAULT_MAX_ATTEMPTS, NotResumed, Resumed, Resumer, log as log_resumed};
+pub use runner::{ResumeError, RunHandle, TakenOver, ThreadRunner};

@@ -18,7 +18,7 @@ use parlance_agent::{
 use parlance_format::{Decision, Message, Response, Role, RunError, RunStatus, Turn};
 use tokio::task::JoinHandle;
 
-use parlance_store::{ActiveRun, Store, StoreError};
+use parlance_store::{ActiveRun, Store, StoreError, Takeover};
 
 /// Commits each step of a run to the store as it completes.
 ///
@@ -133,6 +133,20 @@ impl Drop for Heartbeat {
     }
 }
 
+/// A dead run that was not carried on, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TakenOver {
+    /// It died after its decisions were taken: it waits for them again.
+    Waiting,
+    /// It died too many times at the same step: marked failed.
+    GaveUp {
+        /// Takeovers at that step.
+        attempts: u32,
+    },
+    /// Another process took it, it ended, or it is alive.
+    Gone,
+}
+
 /// A refused resume: the store's reason, or the decisions'.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResumeError {
@@ -206,6 +220,8 @@ enum Work {
     },
     /// A retry of the thread's failed run: the thread's history.
     Retry(Vec<Message>),
+    /// A dead run taken over: the thread's history, repaired.
+    CarryOn(Vec<Message>),
     Resume {
         earlier: Vec<Message>,
         paused: Box<Response>,
@@ -314,6 +330,41 @@ impl ThreadRunner {
             stream,
         )
         .await
+    }
+
+    /// Takes over the dead run `run_id` ([`Store::take_over`]: `mine`,
+    /// `max_attempts` as there) and carries it on in its own task from its
+    /// last committed step: a handle when it runs, `Err` with what became
+    /// of it otherwise ([`TakenOver`]).
+    pub async fn take_over(
+        &self,
+        run_id: &str,
+        mine: bool,
+        max_attempts: u32,
+    ) -> Result<Result<RunHandle, TakenOver>, StoreError> {
+        let (store, run_id) = (self.store.clone(), run_id.to_string());
+        let (not_run, why) = tokio::sync::oneshot::channel();
+        let started = self
+            .spawn(
+                async move {
+                    match store.take_over(&run_id, mine, max_attempts).await? {
+                        Takeover::Claimed { run, history, .. } => Ok((run, Work::CarryOn(history))),
+                        other => {
+                            let _ = not_run.send(other);
+                            Err(StoreError::Conflict(format!("run {run_id} was not taken over")))
+                        }
+                    }
+                },
+                false,
+            )
+            .await;
+        match (started, why.await) {
+            (Ok(handle), _) => Ok(Ok(handle)),
+            (Err(_), Ok(Takeover::Waiting)) => Ok(Err(TakenOver::Waiting)),
+            (Err(_), Ok(Takeover::GaveUp { attempts })) => Ok(Err(TakenOver::GaveUp { attempts })),
+            (Err(_), Ok(_)) => Ok(Err(TakenOver::Gone)),
+            (Err(e), Err(_)) => Err(e),
+        }
     }
 
     /// Applies decisions to the run waiting on them — from any process:
@@ -521,6 +572,17 @@ async fn execute(
             match tx {
                 None => run.await,
                 Some(tx) => forward(run.stream(), tx).await?,
+            }
+        }
+        Work::CarryOn(history) => {
+            let carry_on = agent
+                .carry_on([Turn { messages: history }])
+                .id(&run.id)
+                .thread(&run.thread_id)
+                .checkpoint(steps);
+            match tx {
+                None => carry_on.await,
+                Some(tx) => forward(carry_on.stream(), tx).await?,
             }
         }
         Work::Retry(history) => {

@@ -47,12 +47,12 @@ const ACTIVE: &str = "SELECT id, status, lease_until FROM parlance_runs WHERE th
 
 /// The run row, only for a thread that exists and has no active run (the
 /// unique index `parlance_runs_one_active` refuses a second one anyway).
-const INSERT_RUN: &str = "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at) SELECT ?, id, 'running', ?, ?, ?, ? FROM parlance_threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval'))";
+const INSERT_RUN: &str = "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at, holder) SELECT ?, id, 'running', ?, ?, ?, ?, ? FROM parlance_threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval'))";
 
 /// [`INSERT_RUN`], and only if the thread's last message holds no approval
 /// request (SQLite's `instr`; a false alarm only sends the claim down the
 /// general path, which looks at the message itself).
-const INSERT_RUN_PLAIN: &str = "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at) SELECT ?, id, 'running', ?, ?, ?, ? FROM parlance_threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')) AND NOT EXISTS (SELECT 1 FROM parlance_messages WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?) AND instr(body, '\"approval_request\"') > 0)";
+const INSERT_RUN_PLAIN: &str = "INSERT INTO parlance_runs (id, thread_id, status, settings, lease_until, created_at, updated_at, holder) SELECT ?, id, 'running', ?, ?, ?, ?, ? FROM parlance_threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')) AND NOT EXISTS (SELECT 1 FROM parlance_messages WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?) AND instr(body, '\"approval_request\"') > 0)";
 
 /// The whole history, once the run row is in.
 const HISTORY: &str = "SELECT seq, run_id, body FROM parlance_messages WHERE thread_id = ? AND EXISTS (SELECT 1 FROM parlance_runs WHERE id = ?) ORDER BY seq";
@@ -166,7 +166,7 @@ impl Store {
                 let id: String = active.try_get("id")?;
                 let status: String = active.try_get("status")?;
                 let lease: i64 = active.try_get("lease_until")?;
-                let dead = status == "running" && lease < now_ms();
+                let dead = status == "running" && lease < self.dead_before();
                 if attempt == 0 && dead && self.interrupt(tx, thread, &id).await? {
                     continue;
                 }
@@ -231,6 +231,7 @@ impl Store {
             lease.into(),
             now.into(),
             now.into(),
+            self.holder.as_ref().into(),
             thread.into(),
             thread.into(),
         ];

@@ -18,7 +18,8 @@
 //! run holds a lease that a heartbeat renews while it lives (slow steps
 //! included); a run whose lease ran out writes nothing more, and is marked
 //! `interrupted` (its thread repaired) as soon as its thread is touched or
-//! the store is swept. Runs on threads are detached from their callers:
+//! the store is swept — or, given a resume grace, taken over by a resumer
+//! first and carried on from its last committed step ([`Store::take_over`]). Runs on threads are detached from their callers:
 //! they end and store their outcome whatever the caller does.
 
 mod batch;
@@ -32,6 +33,7 @@ mod sessions;
 mod spend;
 mod sql;
 mod store;
+mod takeover;
 mod write;
 mod writer;
 
@@ -41,6 +43,7 @@ pub use parlance_format::ThreadSpend;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use sessions::ALL_SESSIONS;
+pub use takeover::{DeadRun, Takeover};
 pub use store::{
     ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
     StoredMessage, Thread,

@@ -16,8 +16,17 @@ use sqlx::Row;
 use crate::repair::{repair, settle_pending};
 use crate::store::{ActiveRun, R, RunRecord, Store, StoreError, Tx, now_ms};
 
+/// How a run is known to be dead.
+pub(crate) enum Dead<'a> {
+    /// Its lease ran out before this time.
+    Before(i64),
+    /// It is held by this holder (a server's previous incarnation, or a
+    /// resumer that took it over to end it).
+    HeldBy(&'a str),
+}
+
 /// The error a run gets when it was found dead (its lease ran out).
-fn interrupted_error() -> Value {
+pub(crate) fn interrupted_error() -> Value {
     json!({"code": "interrupted", "message": "the process running this run stopped before it finished (its lease ran out)"})
 }
 
@@ -96,7 +105,7 @@ impl Store {
         Ok(row.try_get::<Option<i64>, _>(0)?.map_or(0, |s| s + 1))
     }
 
-    async fn insert_message(
+    pub(crate) async fn insert_message(
         &self,
         conn: &mut Tx,
         thread: &str,
@@ -140,20 +149,53 @@ impl Store {
         Ok(())
     }
 
+    /// Leases that ran out before this are dead for good: left to no
+    /// resumer any more ([`Store::with_resume_grace`]).
+    pub(crate) fn dead_before(&self) -> i64 {
+        now_ms() - self.resume_grace.as_millis() as i64
+    }
+
     /// Marks a dead run failed (`interrupted`) and repairs its thread,
-    /// inside `tx`. Only if its lease really ran out: `false` when the run
-    /// renewed it meanwhile (it is alive; nothing changed).
+    /// inside `tx`. Only if its lease really ran out (past the resume
+    /// grace): `false` when the run renewed it meanwhile (it is alive;
+    /// nothing changed).
     pub(crate) async fn interrupt(&self, tx: &mut Tx, thread: &str, run: &str) -> R<bool> {
+        self.interrupt_if(tx, thread, run, &interrupted_error(), Dead::Before(self.dead_before()))
+            .await
+    }
+
+    /// [`Store::interrupt`] with its error and its proof of death.
+    pub(crate) async fn interrupt_if(
+        &self,
+        tx: &mut Tx,
+        thread: &str,
+        run: &str,
+        error: &Value,
+        dead: Dead<'_>,
+    ) -> R<bool> {
         let now = now_ms();
-        let r = sqlx::query(self.q(
-            "UPDATE parlance_runs SET status = 'failed', error = ?, lease_until = 0, updated_at = ? WHERE id = ? AND status = 'running' AND lease_until < ?",
-        ))
-        .bind(interrupted_error().to_string())
-        .bind(now)
-        .bind(run)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
+        let set = "UPDATE parlance_runs SET status = 'failed', error = ?, lease_until = 0, updated_at = ? WHERE id = ? AND status = 'running'";
+        let error = error.to_string();
+        let r = match dead {
+            Dead::Before(t) => {
+                sqlx::query(self.q(&format!("{set} AND lease_until < ?")))
+                    .bind(error)
+                    .bind(now)
+                    .bind(run)
+                    .bind(t)
+                    .execute(&mut **tx)
+                    .await?
+            }
+            Dead::HeldBy(h) => {
+                sqlx::query(self.q(&format!("{set} AND holder = ?")))
+                    .bind(error)
+                    .bind(now)
+                    .bind(run)
+                    .bind(h)
+                    .execute(&mut **tx)
+                    .await?
+            }
+        };
         if r.rows_affected() == 0 {
             return Ok(false);
         }
@@ -194,7 +236,7 @@ impl Store {
     pub async fn sweep_thread(&self, thread: &str) -> R<usize> {
         let rows = sqlx::query(self.q("SELECT id FROM parlance_runs WHERE thread_id = ? AND status = 'running' AND lease_until < ?"))
             .bind(thread)
-            .bind(now_ms())
+            .bind(self.dead_before())
             .fetch_all(&self.pool)
             .await?;
         let mut n = 0;
@@ -211,7 +253,7 @@ impl Store {
         let rows = sqlx::query(self.q(
             "SELECT id, thread_id FROM parlance_runs WHERE status = 'running' AND lease_until < ?",
         ))
-        .bind(now_ms())
+        .bind(self.dead_before())
         .fetch_all(&self.pool)
         .await?;
         let mut out = Vec::new();
@@ -249,7 +291,8 @@ impl Store {
                 run.status
             )));
         }
-        let r = sqlx::query(self.q("UPDATE parlance_runs SET status = 'running', lease_until = ?, updated_at = ? WHERE id = ? AND status = 'requires_approval'"))
+        let r = sqlx::query(self.q("UPDATE parlance_runs SET status = 'running', holder = ?, lease_until = ?, updated_at = ? WHERE id = ? AND status = 'requires_approval'"))
+            .bind(self.holder.as_ref())
             .bind(now_ms() + self.lease.as_millis() as i64)
             .bind(now_ms())
             .bind(run_id)

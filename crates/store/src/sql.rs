@@ -124,4 +124,14 @@ pub const MIGRATIONS: &[&[&str]] = &[
         until_ms BIGINT NOT NULL
     )",
     ],
+    &[
+        // Runs that resume themselves (`takeover` module): who claimed
+        // the run last (a server's identity), how many times it was taken
+        // over without a step committed in between, and where the thread
+        // stood at the last takeover (`2 * seq + 1` when its last message
+        // was a repair, `2 * seq` otherwise).
+        "ALTER TABLE parlance_runs ADD COLUMN holder TEXT",
+        "ALTER TABLE parlance_runs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE parlance_runs ADD COLUMN resumed_at BIGINT",
+    ],
 ];

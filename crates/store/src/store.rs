@@ -195,6 +195,13 @@ pub struct Store {
     pub(crate) redactor: std::sync::Arc<crate::Redactor>,
     /// SQLite: the connection a run's writes go through (`writer` module).
     pub(crate) writer: std::sync::Arc<crate::writer::Writer>,
+    /// Who claims runs through this store (written on each run it
+    /// claims): a server's identity, which survives its restarts, or an
+    /// id of this store's own (`takeover` module).
+    pub(crate) holder: std::sync::Arc<str>,
+    /// How long a dead run (its lease run out) is left for a resumer to
+    /// take over before touching its thread marks it interrupted.
+    pub(crate) resume_grace: Duration,
 }
 
 impl Store {
@@ -270,6 +277,8 @@ impl Store {
             lease: DEFAULT_LEASE,
             redactor: Default::default(),
             writer: std::sync::Arc::new(crate::writer::Writer::new()),
+            holder: parlance_format::new_id("holder").into(),
+            resume_grace: Duration::ZERO,
         };
         store.migrate().await?;
         Ok(store)
@@ -281,6 +290,29 @@ impl Store {
     /// run may no longer write, and another process may take the thread.
     pub fn with_lease(mut self, lease: Duration) -> Store {
         self.lease = lease;
+        self
+    }
+
+    /// Claims runs as `holder` (a server's identity, kept across its
+    /// restarts): at start-up, the runs still `running` under it are its
+    /// previous incarnation's, dead, and are taken over at once
+    /// ([`Store::dead_runs`]). Default: an id of this store's own.
+    pub fn with_holder(mut self, holder: &str) -> Store {
+        self.holder = holder.into();
+        self
+    }
+
+    /// Who claims runs through this store.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// Leaves a dead run (its lease run out) this long for a resumer to
+    /// take over ([`Store::take_over`]) before a touch of its thread
+    /// (a new run, a read of its runs, a delete, a sweep) marks it
+    /// `interrupted`. Default zero: nothing resumes runs unless asked.
+    pub fn with_resume_grace(mut self, grace: Duration) -> Store {
+        self.resume_grace = grace;
         self
     }
 

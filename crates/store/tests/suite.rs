@@ -164,7 +164,7 @@ async fn a_thread_longer_than_a_page_is_read_whole(store: Store) {
 }
 
 async fn migrations_are_versioned_and_idempotent(store: Store) {
-    assert_eq!(store.schema_version().await.unwrap(), 5);
+    assert_eq!(store.schema_version().await.unwrap(), 6);
 }
 
 /// A logout ends that session only; ending a subject's sessions ends every

@@ -8,25 +8,60 @@
 //! goes on. A call that needs approval waits for a decision again. With no
 //! failed call to re-run (a model error, a limit), the model is simply
 //! called again on the history.
+//!
+//! Carrying on after the run's process died (`Store::take_over` left the
+//! thread so): the same, but what runs again is only the calls whose
+//! results are the repair of the calls that had not committed; a result
+//! that committed, failed or not, is kept (it ran once).
 
 use std::collections::HashMap;
 
-use parlance_format::{Response, Role, RunError, ToolCall, ToolResult, ToolStatus};
+use parlance_format::{Message, Response, Role, RunError, ToolCall, ToolResult, ToolStatus};
 
 use super::Agent;
 use super::events::Hooks;
 use super::guard::Pending;
 use super::input::RunInput;
 
-/// Whether a result is one a retry runs again.
-fn failed(r: &ToolResult) -> bool {
-    matches!(r.status, ToolStatus::ToolFailed | ToolStatus::Interrupted)
+/// What a retry runs again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetryOf {
+    /// A failed run: its failed and interrupted calls.
+    Failed,
+    /// A run whose process died: the calls that had not committed.
+    Died,
+}
+
+impl RetryOf {
+    /// Whether `r`, in the last message `m`, is a result to run again.
+    fn reruns(self, m: &Message, r: &ToolResult) -> bool {
+        match self {
+            RetryOf::Failed => {
+                matches!(r.status, ToolStatus::ToolFailed | ToolStatus::Interrupted)
+            }
+            RetryOf::Died => r.status == ToolStatus::Interrupted && is_repair(m),
+        }
+    }
+}
+
+/// Whether `m` is the store's repair of calls that had not committed.
+fn is_repair(m: &Message) -> bool {
+    m.metadata
+        .as_ref()
+        .and_then(|meta| meta.get("parlance_repair"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
 }
 
 impl Agent {
     /// Retries a failed run (see the module's doc): `input.turns` holds the
     /// history, the failed turn last.
-    pub(super) async fn retry_failed(&self, input: RunInput, hooks: &Hooks) -> Response {
+    pub(super) async fn retry_failed(
+        &self,
+        input: RunInput,
+        of: RetryOf,
+        hooks: &Hooks,
+    ) -> Response {
         // A run a guardrail blocked is over: asking again would send the
         // model what was blocked (or answer around it).
         let blocked = input
@@ -50,7 +85,7 @@ impl Agent {
             m.role == Role::Tool
                 && m.content
                     .iter()
-                    .any(|b| b.as_tool_result().is_some_and(failed))
+                    .any(|b| b.as_tool_result().is_some_and(|r| of.reruns(m, r)))
         });
         let assistant = messages[..last]
             .iter()
@@ -65,12 +100,13 @@ impl Agent {
             .tool_calls()
             .map(|c| (c.id.as_str(), c))
             .collect();
-        let mut content = state.request.messages[last].content.clone();
+        let last_message = &state.request.messages[last];
+        let mut content = last_message.content.clone();
         let mut runnable: Vec<Pending<'_>> = Vec::new();
         for (i, b) in content.iter_mut().enumerate() {
             let Some(&call) = b
                 .as_tool_result()
-                .filter(|r| failed(r))
+                .filter(|r| of.reruns(last_message, r))
                 .and_then(|r| calls.get(r.tool_call_id.as_str()))
             else {
                 continue;

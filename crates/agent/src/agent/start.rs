@@ -14,6 +14,7 @@ use super::events::Hooks;
 use super::guard::Screened;
 use super::input::RunInput;
 use super::resume::ResumePlan;
+use super::retry::RetryOf;
 use crate::telemetry;
 
 /// How a run begins.
@@ -21,8 +22,9 @@ pub(crate) enum Start {
     /// A new run, and its input's screening when its caller did it
     /// (boxed: every run's future holds its `Start`).
     Run(RunInput, Option<Box<Result<Screened, RunError>>>),
-    /// A failed run's failed calls again (`turns`: the history).
-    Retry(RunInput),
+    /// A failed run's failed calls again, or a dead run's calls that had
+    /// not committed (`turns`: the history).
+    Retry(RunInput, RetryOf),
     /// Checked decisions on a paused run.
     Resume(Box<ResumePlan>),
 }
@@ -31,7 +33,7 @@ impl Start {
     /// The run's id (made up now when the caller gave none) and thread.
     fn ids(&mut self) -> (String, Option<String>) {
         match self {
-            Start::Run(input, _) | Start::Retry(input) => (
+            Start::Run(input, _) | Start::Retry(input, _) => (
                 input.run_id.get_or_insert_with(|| new_id("run")).clone(),
                 input.thread_id.clone(),
             ),
@@ -102,7 +104,7 @@ impl Agent {
             Start::Run(input, screened) => {
                 Box::pin(self.screened_run(input, screened, &hooks)).await
             }
-            Start::Retry(input) => Box::pin(self.retry_failed(input, &hooks)).await,
+            Start::Retry(input, of) => Box::pin(self.retry_failed(input, of, &hooks)).await,
             Start::Resume(plan) => Box::pin(self.apply(*plan, &hooks)).await,
         }
     }
@@ -162,7 +164,7 @@ mod tests {
             .expect("an agent");
         let hooks = Hooks::default();
         let run = agent.go_on(Start::Run(RunInput::default(), None), Hooks::default());
-        let retry = agent.retry_failed(RunInput::default(), &hooks);
+        let retry = agent.retry_failed(RunInput::default(), RetryOf::Failed, &hooks);
         assert!(
             std::mem::size_of_val(&run) < std::mem::size_of_val(&retry),
             "a run's future is {} bytes, a retry's {}",

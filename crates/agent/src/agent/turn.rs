@@ -114,6 +114,14 @@ impl Agent {
             Place::ReplaceLast => {
                 let last = state.request.messages.last_mut().expect("a tool message");
                 last.content = content;
+                // A repair's results have run now: it is a repair no more
+                // (were the run to die again, they would not run twice).
+                if let Some(meta) = &mut last.metadata
+                    && meta.remove("parlance_repair").is_some()
+                    && meta.is_empty()
+                {
+                    last.metadata = None;
+                }
                 crate::guardrail::note(last, stop.records);
                 hooks.emit(RunEvent::MessageCompleted(last.clone()));
                 hooks.commit(Step::ReplaceLast(last)).await
