@@ -177,9 +177,10 @@ async fn runs_on_threads_outlive_their_clients() {
     assert_eq!(r["output"], "The thread is free.");
 }
 
-/// A server killed with SIGKILL mid-run: once the lease has run out, the
-/// dead run shows `interrupted` on the first read, and the thread can be
-/// deleted or run again at once (no new run needed to free it).
+/// A server killed with SIGKILL mid-run, its agent set not to resume
+/// (`resume = "off"`; the runs that resume are `resume.rs`'s): restarted,
+/// its dead runs show `interrupted` on the first read, and the thread can
+/// be deleted or run again at once (no new run needed to free it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_leaves_no_blocked_thread() {
     let provider = ReplayServer::start(vec![
@@ -190,6 +191,7 @@ async fn a_killed_server_leaves_no_blocked_thread() {
     let dir = temp_dir();
     let extra = Extra {
         store: LEASE,
+        agent: "resume = \"off\"",
         ..Extra::default()
     };
     let cfg = config_with(&dir, &provider.url, "http://127.0.0.1:9", "", &extra);

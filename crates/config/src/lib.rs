@@ -181,6 +181,13 @@ pub struct StoreConfig {
     /// How long a running run holds its thread without a heartbeat, in
     /// milliseconds (default 30,000; renewed every third of it).
     pub lease_ms: Option<u64>,
+    /// How many times in a row a run whose process died is taken over at
+    /// the same step before it is given up as `interrupted` (default 3).
+    pub resume_attempts: Option<u32>,
+    /// Where the server keeps its identity, which survives its restarts so
+    /// that it takes over its own dead runs at once (default
+    /// `$XDG_STATE_HOME/parlance`, else `~/.local/state/parlance`).
+    pub identity_dir: Option<String>,
 }
 
 /// Who may call the API: `[[auth.tokens]]`, or `auth = "none"`.
@@ -387,6 +394,12 @@ pub struct AgentConfig {
     /// built-in table. Configuration only: an agent given in a request
     /// cannot name a file on the server.
     pub prices: Option<String>,
+    /// `auto` (default): a run of this agent whose server died is carried
+    /// on by a server of the store from its last committed step; `off`:
+    /// it is marked `interrupted` and waits for a retry. Configuration
+    /// only (an agent given in a request is not known after its server
+    /// died).
+    pub resume: Option<String>,
 }
 
 /// A budget (`[budget]`, `[agents.NAME.budget]`): limits per scope, and

@@ -66,6 +66,9 @@ pub enum BuildError {
     /// named one.
     #[error("prices: {0}")]
     Prices(String),
+    /// `resume`: neither `auto` nor `off`, or given in a request.
+    #[error("resume: {0}")]
+    Resume(String),
     /// `output_schema` is not a JSON Schema object.
     #[error("{0}")]
     OutputSchema(String),
@@ -376,6 +379,18 @@ pub fn agent(
     )
 }
 
+/// Whether runs of a configured agent resume themselves after their
+/// server died (`resume`: `auto`, the default, or `off`).
+pub fn resumes(a: &AgentConfig) -> Result<bool, BuildError> {
+    match a.resume.as_deref() {
+        None | Some("auto") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(BuildError::Resume(format!(
+            "expected \"auto\" or \"off\", not {other:?}"
+        ))),
+    }
+}
+
 /// An agent given in a request: a provider's model only. Local models
 /// (files on the server) come from the configuration alone: a request may
 /// name one only if a configured agent already uses it (then it shares
@@ -386,6 +401,11 @@ pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, B
         // A request must not make the server read a file it names.
         return Err(BuildError::Prices(
             "set in the server's configuration, not in requests".into(),
+        ));
+    }
+    if a.resume.is_some() {
+        return Err(BuildError::Resume(
+            "set in the server's configuration, not in requests (an agent given in a request is not known after its server died)".into(),
         ));
     }
     let one = |spec: &str| {

@@ -28,6 +28,7 @@ pub use parlance_config as config;
 pub mod error;
 pub mod guard;
 pub mod http_tool;
+pub mod identity;
 pub mod metrics;
 mod openapi;
 pub mod runs;
@@ -130,6 +131,13 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     // Recording starts now, so that /metrics counts every run.
     metrics::handle();
     let state = Arc::new(AppState::new(config).await?);
+    // The runs this server's previous incarnation left: carried on at
+    // once (before anything of this start is claimed under its identity).
+    match state.resumer.resume_dead(true).await {
+        Ok(done) => parlance_runtime::log_resumed(&done),
+        Err(e) => tracing::warn!(error = %e, "looking for this server's dead runs failed"),
+    }
+    let resumer = state.resumer.clone().spawn();
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|source| StartError::Listen {
@@ -151,6 +159,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .await
         .map_err(StartError::Serve);
     sweeper.abort();
+    resumer.abort();
     state.shutdown().await;
     served
 }

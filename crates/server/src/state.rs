@@ -41,6 +41,12 @@ pub struct AppState {
     /// Where the agents' fallbacks share their cooldowns: the store, so
     /// every server of it skips a model one of them saw rate limited.
     pub cooldowns: build::Cooldowns,
+    /// The server's identity (written on every run it claims), locked
+    /// while it lives.
+    pub identity: crate::identity::Identity,
+    /// Carries on the runs of the store whose server died, with the
+    /// configured agents that resume (`resume = "auto"`).
+    pub resumer: parlance_runtime::Resumer,
 }
 
 /// Shared state for the handlers.
@@ -72,6 +78,16 @@ impl AppState {
         if let Some(ms) = config.store.lease_ms {
             store = store.with_lease(Duration::from_millis(ms.max(1)));
         }
+        let identity = crate::identity::Identity::acquire(
+            config.store.identity_dir.as_deref().map(std::path::Path::new),
+        );
+        // A dead run is left a lease's time to a server that can carry it
+        // on (every server looks every third of a lease) before a touch
+        // of its thread marks it interrupted.
+        let lease = store.lease();
+        let store = store
+            .with_holder(&identity.id)
+            .with_resume_grace(lease);
         let swept = store.sweep_expired().await.map_err(store_error)?;
         if !swept.is_empty() {
             tracing::warn!(
@@ -107,6 +123,7 @@ impl AppState {
         let cooldowns: build::Cooldowns =
             Arc::new(parlance_runtime::StoreCooldowns::new(store.clone()));
         let mut agents = HashMap::new();
+        let mut resuming = Vec::new();
         for (name, a) in &config.agents {
             let one = |spec: &str| match local_models.get(spec) {
                 Some(m) => Ok(Arc::clone(m)),
@@ -125,8 +142,17 @@ impl AppState {
                 },
             )
             .map_err(|e| e.in_agent(name))?;
+            if build::resumes(a).map_err(|e| e.in_agent(name))? {
+                resuming.push(agent.clone());
+            }
             agents.insert(name.clone(), agent);
         }
+        let resumer = parlance_runtime::Resumer::new(store.clone(), resuming).max_attempts(
+            config
+                .store
+                .resume_attempts
+                .unwrap_or(parlance_runtime::DEFAULT_MAX_ATTEMPTS),
+        );
         Ok(AppState {
             tokens: Tokens::new(&config.auth),
             config,
@@ -138,6 +164,8 @@ impl AppState {
             http,
             mcp,
             cooldowns,
+            identity,
+            resumer,
         })
     }
 }

@@ -75,6 +75,7 @@ listen = "127.0.0.1:0"
 {top}
 [store]
 url = "sqlite://{db}"
+identity_dir = "{identity}"
 {store}
 {tokens}
 [providers.mock]
@@ -101,7 +102,8 @@ input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"
 
 {tables}
 "#,
-        db = dir.join("threads.db").display()
+        db = dir.join("threads.db").display(),
+        identity = dir.join("identity").display(),
     );
     let path = dir.join("parlance.toml");
     std::fs::write(&path, text).unwrap();
