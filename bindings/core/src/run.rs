@@ -58,6 +58,14 @@ pub enum ThreadJob {
         /// The decisions.
         decisions: Vec<Decision>,
     },
+    /// A run whose process died, taken over and carried on from its last
+    /// committed step.
+    CarryOn {
+        /// The dead run.
+        run: String,
+        /// Takeovers at the same step before it is given up.
+        max_attempts: u32,
+    },
 }
 
 fn optional_string(v: &Value, key: &str) -> Result<Option<String>, BindError> {
@@ -67,6 +75,19 @@ fn optional_string(v: &Value, key: &str) -> Result<Option<String>, BindError> {
         Some(other) => Err(BindError::config(format!(
             "{key}: expected a string, got {other}"
         ))),
+    }
+}
+
+/// `max_attempts` (default 3): takeovers at the same step, at least 1.
+fn max_attempts(v: &Value, key: &str) -> Result<u32, BindError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(parlance::store::DEFAULT_MAX_ATTEMPTS),
+        Some(x) => match x.as_u64() {
+            Some(n @ 1..=1000) => Ok(n as u32),
+            _ => Err(BindError::config(format!(
+                "{key}: expected a whole number from 1 to 1000, got {x}"
+            ))),
+        },
     }
 }
 
@@ -152,9 +173,15 @@ impl Work {
                 })?,
                 decisions: input::decisions(required(v, "decisions", "a resume")?)?,
             },
+            "carry_on" => ThreadJob::CarryOn {
+                run: optional_string(v, &run_id)?.ok_or_else(|| {
+                    BindError::config(format!("{run_id}: carrying a run on needs its id"))
+                })?,
+                max_attempts: max_attempts(v, &d.name("max_attempts"))?,
+            },
             other => {
                 return Err(BindError::config(format!(
-                    "work: unknown kind {other:?} (expected run, retry or resume)"
+                    "work: unknown kind {other:?} (expected run, retry, resume or carry_on)"
                 )));
             }
         };
@@ -180,6 +207,12 @@ pub async fn complete(agent: &Agent, work: Work) -> Result<Response, BindError> 
                 ThreadJob::Run { thread, input } => runner.run(&thread, input).await?,
                 ThreadJob::Retry { thread } => runner.retry(&thread).await?,
                 ThreadJob::Resume { run, decisions } => runner.resume(&run, decisions).await?,
+                ThreadJob::CarryOn { run, max_attempts } => {
+                    match runner.take_over(&run, false, max_attempts, false).await? {
+                        Ok(handle) => handle.outcome().await?,
+                        Err(why) => return Err(why.into_error(&run).into()),
+                    }
+                }
             })
         }
     }
@@ -283,6 +316,12 @@ impl Events {
             ThreadJob::Retry { thread } => runner.start_retry(&thread, true).await?,
             ThreadJob::Resume { run, decisions } => {
                 runner.start_resume(&run, decisions, true).await?
+            }
+            ThreadJob::CarryOn { run, max_attempts } => {
+                match runner.take_over(&run, false, max_attempts, true).await? {
+                    Ok(handle) => handle,
+                    Err(why) => return Err(why.into_error(&run).into()),
+                }
             }
         };
         let (events, outcome) = handle.split();

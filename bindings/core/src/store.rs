@@ -129,6 +129,7 @@ fn to_value<T: parlance::serde::Serialize>(v: T) -> Value {
 /// | `artifacts` | `thread_id` | `[{seq, tool_call_id, artifact}]` |
 /// | `waiting` | `limit`? | the runs waiting for decisions, latest first |
 /// | `delete_thread` | `thread_id`, `force`? | null (`force`: also with a run waiting) |
+/// | `dead_runs` | | runs whose process died (lease run out): `[{run_id, thread_id, agent, settings}]`, oldest first (carried on with a `carry_on` work) |
 pub async fn query(store: &Store, q: &Value, d: Dialect) -> Result<Value, BindError> {
     let op = q.get("op").and_then(Value::as_str).unwrap_or("");
     let thread_id = || string(q, &d.name("thread_id"));
@@ -175,6 +176,21 @@ pub async fn query(store: &Store, q: &Value, d: Dialect) -> Result<Value, BindEr
             let runs = store.waiting_runs(None, limit(q)?).await?;
             Value::Array(runs.into_iter().map(|w| to_value(w.run)).collect())
         }
+        "dead_runs" => Value::Array(
+            store
+                .dead_runs(false)
+                .await?
+                .into_iter()
+                .map(|r| {
+                    serde_json::json!({
+                        d.name("run_id"): r.id,
+                        d.name("thread_id"): r.thread_id,
+                        "agent": r.settings.get("name").cloned().unwrap_or(Value::Null),
+                        "settings": r.settings,
+                    })
+                })
+                .collect(),
+        ),
         "delete_thread" => {
             let id = thread_id()?;
             if q.get("force").and_then(Value::as_bool).unwrap_or(false) {

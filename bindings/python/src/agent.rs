@@ -230,6 +230,32 @@ impl PyWork {
         thread(&store, ThreadJob::Retry { thread: thread_id })
     }
 
+    /// A run whose process died, taken over and carried on from its last
+    /// committed step.
+    #[staticmethod]
+    #[pyo3(signature = (store, run_id, max_attempts = 3))]
+    fn carry_on(
+        py: Python<'_>,
+        store: PyRef<'_, PyStore>,
+        run_id: String,
+        max_attempts: i64,
+    ) -> PyResult<PyWork> {
+        let Some(max_attempts) = u32::try_from(max_attempts).ok().filter(|n| (1..=1000).contains(n))
+        else {
+            return Err(config_error(
+                py,
+                format!("max_attempts: expected a whole number from 1 to 1000, got {max_attempts}"),
+            ));
+        };
+        Ok(thread(
+            &store,
+            ThreadJob::CarryOn {
+                run: run_id,
+                max_attempts,
+            },
+        ))
+    }
+
     /// Decisions for a run paused on a stored thread (from any process).
     #[staticmethod]
     fn resume_thread(

@@ -99,7 +99,10 @@ pub use parlance_providers::{BuildError, HttpModel, ModelBuilder, Provider};
 /// an agent on them (`parlance-runtime`).
 #[cfg(feature = "store")]
 pub mod store {
-    pub use parlance_runtime::{ResumeError, RunHandle, StoreCooldowns, ThreadRunner};
+    pub use parlance_runtime::{
+        DEFAULT_MAX_ATTEMPTS, NotResumed, ResumeError, Resumed, Resumer, RunHandle, StoreCooldowns,
+        TakenOver, ThreadRunner,
+    };
     pub use parlance_store::*;
 }
 

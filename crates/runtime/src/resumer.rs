@@ -114,7 +114,7 @@ impl Resumer {
         {
             let outcome = match self.agent_for(&settings) {
                 Some(agent) => ThreadRunner::new(self.store.clone(), agent.clone())
-                    .take_over(&id, mine, self.max_attempts)
+                    .take_over(&id, mine, self.max_attempts, false)
                     .await?
                     .map_err(NotResumed::TakenOver),
                 None => {

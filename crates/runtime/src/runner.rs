@@ -147,6 +147,24 @@ pub enum TakenOver {
     Gone,
 }
 
+impl TakenOver {
+    /// Why the run `run` was not carried on, as a store error (a
+    /// conflict: the run is not in the state asked for).
+    pub fn into_error(self, run: &str) -> StoreError {
+        StoreError::Conflict(match self {
+            TakenOver::Waiting => format!(
+                "run {run} died after its decisions were taken, before its calls committed: it waits for decisions again"
+            ),
+            TakenOver::GaveUp { attempts } => format!(
+                "run {run} died {attempts} times at the same step: it was given up (failed, interrupted)"
+            ),
+            TakenOver::Gone => format!(
+                "run {run} is not a dead run: it is alive, it ended, or another process took it over"
+            ),
+        })
+    }
+}
+
 /// A refused resume: the store's reason, or the decisions'.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResumeError {
@@ -334,13 +352,15 @@ impl ThreadRunner {
 
     /// Takes over the dead run `run_id` ([`Store::take_over`]: `mine`,
     /// `max_attempts` as there) and carries it on in its own task from its
-    /// last committed step: a handle when it runs, `Err` with what became
-    /// of it otherwise ([`TakenOver`]).
+    /// last committed step (with `stream`, the handle's events report its
+    /// progress): a handle when it runs, `Err` with what became of it
+    /// otherwise ([`TakenOver`]).
     pub async fn take_over(
         &self,
         run_id: &str,
         mine: bool,
         max_attempts: u32,
+        stream: bool,
     ) -> Result<Result<RunHandle, TakenOver>, StoreError> {
         let (store, run_id) = (self.store.clone(), run_id.to_string());
         let (not_run, why) = tokio::sync::oneshot::channel();
@@ -355,7 +375,7 @@ impl ThreadRunner {
                         }
                     }
                 },
-                false,
+                stream,
             )
             .await;
         match (started, why.await) {

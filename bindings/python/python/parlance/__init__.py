@@ -61,7 +61,7 @@ from ._events import (
 from ._guardrails import GuardCheck, Guardrail, Verdict
 from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
-from ._store import Store
+from ._store import DeadRun, ResumedRun, Store
 from ._tools import Tool, tool
 from ._toolset import Toolset
 from ._traces import Traces, export_traces
@@ -82,6 +82,7 @@ __all__ = [
     "Content",
     "ContextCompacted",
     "ContextPolicy",
+    "DeadRun",
     "Decision",
     "DecisionError",
     "Event",
@@ -102,6 +103,7 @@ __all__ = [
     "Provider",
     "Response",
     "ResponseDocument",
+    "ResumedRun",
     "RunCompleted",
     "RunError",
     "RunStream",

@@ -480,6 +480,44 @@ class Agent(Generic[T]):
         """``retry`` as events."""
         return self._core.stream(self._retry_work(thread_id, store, turns, run_id), deps=deps, checkpoint=checkpoint)
 
+    async def carry_on(
+        self,
+        run_id: str,
+        *,
+        store: Store,
+        max_attempts: int = 3,
+        deps: Any = None,
+        checkpoint: Optional[Checkpoint] = None,
+    ) -> Response[T]:
+        """Takes over a run of this agent whose process died (its lease ran
+        out: see ``store.dead_runs()``) and carries it on from its last
+        committed step: a model step that had not committed is asked again,
+        tool calls that had not committed run again (with the same
+        ``ctx.idempotency_key``), nothing that committed runs twice. The
+        same run goes on (same id) and ends as any run.
+
+        Raises ``StoreError`` (kind ``conflict``) when the run is not dead
+        (alive, ended, or taken over by another process), when it died after
+        its decisions were taken (it waits for them again), or when it died
+        more than ``max_attempts`` times at the same step (it is then given
+        up: failed, ``interrupted``). ``store.resume_dead_runs()`` does this
+        for every dead run of a list of agents."""
+        return await self._go(_core.Work.carry_on(store._core, run_id, max_attempts), deps, checkpoint)
+
+    def carry_on_sync(
+        self,
+        run_id: str,
+        *,
+        store: Store,
+        max_attempts: int = 3,
+        deps: Any = None,
+        checkpoint: Optional[Checkpoint] = None,
+    ) -> Response[T]:
+        """``carry_on`` without an event loop."""
+        return self._go_sync(
+            "carry_on_sync", lambda: _core.Work.carry_on(store._core, run_id, max_attempts), deps, checkpoint
+        )
+
     @property
     def settings(self) -> Dict[str, Any]:
         """The agent's settings, as recorded with each stored run."""

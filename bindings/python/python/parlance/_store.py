@@ -5,10 +5,41 @@ query of the Rust core (``parlance_bindings::store``); each has an
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+import asyncio
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Mapping, Optional, Sequence
+
+from typing_extensions import TypedDict
 
 from . import _core, types
 from ._budget import ThreadSpent
+from ._errors import RunError, StoreError
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+
+
+class DeadRun(TypedDict):
+    """A run whose process died (its lease ran out), as ``dead_runs()``
+    lists it: ``agent`` is the name of the agent that made it (``None`` for
+    an unnamed one), ``settings`` that agent's settings as recorded."""
+
+    run_id: str
+    thread_id: str
+    agent: Optional[str]
+    settings: Dict[str, Any]
+
+
+class ResumedRun(TypedDict):
+    """What ``resume_dead_runs()`` made of one dead run: its ``status``
+    once carried on to its end (``completed``, ``failed``,
+    ``requires_approval``), or ``not_resumed`` with the ``reason`` (another
+    process took it first, it waits for decisions again, it died too many
+    times at the same step). ``reason`` is also a failed run's error."""
+
+    run_id: str
+    thread_id: str
+    status: Literal["completed", "failed", "requires_approval", "not_resumed"]
+    reason: Optional[str]
 
 
 class Store:
@@ -89,6 +120,42 @@ class Store:
         w: List[Dict[str, Any]] = await self._q("waiting", limit=limit)
         return w
 
+    async def dead_runs(self) -> List[DeadRun]:
+        """Runs whose process died (``running``, their lease run out),
+        oldest first: each can be carried on with ``agent.carry_on()``."""
+        d: List[DeadRun] = await self._q("dead_runs")
+        return d
+
+    async def resume_dead_runs(self, agents: Sequence[Agent[Any]], *, max_attempts: int = 3) -> List[ResumedRun]:
+        """Carries on every dead run that one of ``agents`` made (the agent
+        of the run's name; for an unnamed agent, one whose settings are the
+        same), concurrently, from its last committed step, and waits for
+        their ends (``agent.carry_on()``). Call it at start-up and from time
+        to time (every third of the lease finds a dead run soon after its
+        lease runs out). A run none of ``agents`` made is left alone."""
+        jobs = []
+        for run in await self.dead_runs():
+            agent = _agent_of(run, agents)
+            if agent is not None:
+                jobs.append(_carry_on(agent, run, self, max_attempts))
+        return list(await asyncio.gather(*jobs))
+
+    def resume_dead_runs_sync(self, agents: Sequence[Agent[Any]], *, max_attempts: int = 3) -> List[ResumedRun]:
+        """``resume_dead_runs`` without an event loop (one run after the other)."""
+        out: List[ResumedRun] = []
+        for run in self.dead_runs_sync():
+            agent = _agent_of(run, agents)
+            if agent is None:
+                continue
+            try:
+                r = agent.carry_on_sync(run["run_id"], store=self, max_attempts=max_attempts)
+                out.append(_resumed(run, r.status, None))
+            except RunError as e:
+                out.append(_resumed(run, "failed", str(e)))
+            except StoreError as e:
+                out.append(_resumed(run, "not_resumed", str(e)))
+        return out
+
     async def delete_thread(self, thread_id: str, *, force: bool = False) -> None:
         """Deletes a thread (refused while a run is active on it; with
         ``force``, also when a run waits for decisions there)."""
@@ -144,12 +211,43 @@ class Store:
         w: List[Dict[str, Any]] = self._q_sync("waiting", limit=limit)
         return w
 
+    def dead_runs_sync(self) -> List[DeadRun]:
+        """``dead_runs`` without an event loop."""
+        d: List[DeadRun] = self._q_sync("dead_runs")
+        return d
+
     def delete_thread_sync(self, thread_id: str, *, force: bool = False) -> None:
         """``delete_thread`` without an event loop."""
         self._q_sync("delete_thread", thread_id=thread_id, force=force)
 
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
+
+
+def _agent_of(run: DeadRun, agents: Sequence[Agent[Any]]) -> Optional[Agent[Any]]:
+    """The agent that made ``run``: by name, or (unnamed) by settings."""
+    for a in agents:
+        settings = a.settings
+        if run["agent"] is not None:
+            if settings.get("name") == run["agent"]:
+                return a
+        elif settings == run["settings"]:
+            return a
+    return None
+
+
+def _resumed(run: DeadRun, status: Any, reason: Optional[str]) -> ResumedRun:
+    return {"run_id": run["run_id"], "thread_id": run["thread_id"], "status": status, "reason": reason}
+
+
+async def _carry_on(agent: Agent[Any], run: DeadRun, store: Store, max_attempts: int) -> ResumedRun:
+    try:
+        r = await agent.carry_on(run["run_id"], store=store, max_attempts=max_attempts)
+        return _resumed(run, r.status, None)
+    except RunError as e:
+        return _resumed(run, "failed", str(e))
+    except StoreError as e:
+        return _resumed(run, "not_resumed", str(e))
 
 
 def _meta(metadata: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
