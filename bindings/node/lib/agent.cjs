@@ -28,7 +28,7 @@ const { Guardrail, judge } = require("./guardrail.cjs");
 /** @typedef {import("./index").Turn} Turn */
 /**
  * The fields of a work description (`decisions`: their JSON text).
- * @typedef {{ input?: RunInput, turns?: readonly Turn[], runId?: string, threadId?: string, paused?: Paused, decisions?: string }} WorkFields
+ * @typedef {{ input?: RunInput, turns?: readonly Turn[], runId?: string, threadId?: string, paused?: Paused, decisions?: string, maxAttempts?: number }} WorkFields
  */
 /**
  * What running a work description reads of a call's options (`store`: checked by onThread first).
@@ -56,11 +56,11 @@ function turnsJson(turns) {
 
 /**
  * A work description for the native agent (see parlance_bindings::Work::read), as JSON text: turns and a paused response are put in as their JSON text, unparsed.
- * @param {"run" | "retry" | "resume"} kind
+ * @param {"run" | "retry" | "resume" | "carry_on"} kind
  * @param {WorkFields} [fields]
  * @returns {string}
  */
-function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {}) {
+function workJson(kind, { input, turns, runId, threadId, paused, decisions, maxAttempts } = {}) {
   const parts = [`"kind":"${kind}"`];
   if (input !== undefined) parts.push(`"input":${JSON.stringify(input)}`);
   const t = turnsJson(turns);
@@ -69,6 +69,7 @@ function workJson(kind, { input, turns, runId, threadId, paused, decisions } = {
   if (threadId !== undefined) parts.push(`"threadId":${JSON.stringify(threadId)}`);
   if (paused !== undefined) parts.push(`"paused":${pausedJson(paused)}`);
   if (decisions !== undefined) parts.push(`"decisions":${decisions}`);
+  if (maxAttempts !== undefined) parts.push(`"maxAttempts":${JSON.stringify(maxAttempts)}`);
   return `{${parts.join(",")}}`;
 }
 
@@ -397,7 +398,7 @@ class Agent {
 
   /**
    * Runs a work description to its end; `store` (a Store) runs it on a stored thread.
-   * @param {"run" | "retry" | "resume"} kind
+   * @param {"run" | "retry" | "resume" | "carry_on"} kind
    * @param {WorkFields} fields
    * @param {RunControl} control
    * @returns {Promise<Response>}
@@ -425,7 +426,7 @@ class Agent {
 
   /**
    * A work description as events; on a stored thread, the store opens first.
-   * @param {"run" | "retry" | "resume"} kind
+   * @param {"run" | "retry" | "resume" | "carry_on"} kind
    * @param {WorkFields} fields
    * @param {RunControl} control
    * @returns {RunStream}
@@ -506,6 +507,29 @@ class Agent {
     const { turns, runId, threadId, store } = options;
     if (store !== undefined) onThread(store, threadId, turns, runId);
     return this.#events("run", { input, turns, runId, threadId }, options);
+  }
+
+  /**
+   * Takes over a run of this agent whose process died (its lease ran out:
+   * see `store.deadRuns()`) and carries it on from its last committed step:
+   * a model step that had not committed is asked again, tool calls that had
+   * not committed run again (with the same `ctx.idempotencyKey`), nothing
+   * that committed runs twice. The same run goes on (same id) and ends as
+   * any run. Throws StoreError (`conflict`) when the run is not dead (alive,
+   * ended, taken over by another process), when it died after its decisions
+   * were taken (it waits for them again), or when it died more than
+   * `maxAttempts` (default 3) times at the same step (it is then given up:
+   * failed, `interrupted`). `store.resumeDeadRuns()` does this for every dead
+   * run of a list of agents.
+   * @param {string} runId
+   * @param {import("./index").CarryOnOptions} options
+   * @returns {Promise<Response>}
+   */
+  async carryOn(runId, options) {
+    const { store, maxAttempts } = options ?? {};
+    if (!(store instanceof Store)) throw new ConfigError(`store: carryOn needs the Store the run is in, got ${describe(store)}`);
+    if (typeof runId !== "string") throw new ConfigError(`runId: expected the dead run's id, got ${describe(runId)}`);
+    return this.#go("carry_on", { runId, maxAttempts }, /** @type {RunControl} */ (options));
   }
 
   /**

@@ -537,6 +537,45 @@ export declare class Store {
   waitingRuns(options?: { limit?: number }): Promise<RunRecord[]>;
   /** Deletes a thread (refused while a run is active on it; `force`: also when a run waits there). */
   deleteThread(threadId: string, options?: { force?: boolean }): Promise<void>;
+  /** Runs whose process died (`running`, their lease run out), oldest first: each can be carried on with `agent.carryOn`. */
+  deadRuns(): Promise<DeadRun[]>;
+  /**
+   * Carries on every dead run one of `agents` made (by the agent's name; an unnamed one by its settings),
+   * concurrently, from its last committed step, and waits for their ends. Runs no agent of the list made are left alone.
+   */
+  resumeDeadRuns(agents: readonly Agent[], options?: { maxAttempts?: number }): Promise<ResumedRun[]>;
+}
+
+/** A run whose process died, as `store.deadRuns()` lists it. */
+export interface DeadRun {
+  runId: string;
+  threadId: string;
+  /** The name of the agent that made it (null: an unnamed agent). */
+  agent: string | null;
+  /** That agent's settings as recorded. */
+  settings: { [key: string]: JsonValue };
+}
+
+/**
+ * What `store.resumeDeadRuns()` made of one dead run: its status once carried on to its end, or
+ * `not_resumed` with the reason (another process took it, it waits for decisions again, it died too
+ * often at the same step). `reason` is also a failed run's error.
+ */
+export interface ResumedRun {
+  runId: string;
+  threadId: string;
+  status: "completed" | "failed" | "requires_approval" | "not_resumed";
+  reason: string | null;
+}
+
+/** `agent.carryOn`'s options. */
+export interface CarryOnOptions {
+  /** The store the dead run is in. */
+  store: Store;
+  /** Takeovers at the same step before the run is given up (default 3). */
+  maxAttempts?: number;
+  deps?: unknown;
+  checkpoint?: Checkpoint;
 }
 
 // ---------------------------------------------------------------- runs
@@ -881,6 +920,12 @@ export declare class Agent {
   /** `retry` as events. */
   retryStream(threadId: string, options: { store: Store; deps?: unknown }): RunStream;
   retryStream(threadId: undefined, options: { turns: readonly Turn[]; runId?: string; threadId?: string; deps?: unknown; checkpoint?: Checkpoint }): RunStream;
+  /**
+   * Takes over a run of this agent whose process died and carries it on from its last committed step
+   * (calls that had not committed run again with the same idempotency key; nothing that committed runs twice).
+   * Throws StoreError (`conflict`) when the run is not dead, waits for decisions again, or was given up.
+   */
+  carryOn(runId: string, options: CarryOnOptions): Promise<Response>;
   /** Applies decisions to a paused run and goes on; refused decisions throw DecisionError. */
   resume(paused: Paused, decisions: readonly DecisionInput[], options?: ResumeOptions): Promise<Response>;
   /** `resume` as events. */

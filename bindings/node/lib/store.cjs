@@ -174,6 +174,58 @@ class Store {
   }
 
   /**
+   * Runs whose process died (`running`, their lease run out), oldest first:
+   * `{runId, threadId, agent, settings}` (`agent`: the name of the agent
+   * that made it, null for an unnamed one). Each can be carried on with
+   * `agent.carryOn(runId, { store })`.
+   * @returns {Promise<import("./index").DeadRun[]>}
+   */
+  async deadRuns() {
+    return this.#q("dead_runs");
+  }
+
+  /**
+   * Carries on every dead run that one of `agents` made (the agent of the
+   * run's name; for an unnamed agent, one whose settings are the same),
+   * concurrently, from its last committed step, and waits for their ends.
+   * Call it at start-up and from time to time (every third of the lease
+   * finds a dead run soon after its lease runs out). A run none of `agents`
+   * made is left alone.
+   * @param {readonly import("./index").Agent[]} agents
+   * @param {{ maxAttempts?: number }} [options]
+   * @returns {Promise<import("./index").ResumedRun[]>}
+   */
+  async resumeDeadRuns(agents, { maxAttempts } = {}) {
+    if (!Array.isArray(agents)) throw new ConfigError(`agents: expected a list of agents, got ${describe(agents)}`);
+    const settings = agents.map((a) => a.settings);
+    /** @type {Promise<import("./index").ResumedRun>[]} */
+    const jobs = [];
+    for (const run of await this.deadRuns()) {
+      const i = settings.findIndex((s) =>
+        run.agent !== null ? s.name === run.agent : JSON.stringify(s) === JSON.stringify(run.settings),
+      );
+      if (i < 0) continue;
+      const done = (/** @type {string} */ status, /** @type {string | null} */ reason) => ({
+        runId: run.runId,
+        threadId: run.threadId,
+        status: /** @type {import("./index").ResumedRun["status"]} */ (status),
+        reason,
+      });
+      jobs.push(
+        agents[i].carryOn(run.runId, { store: this, maxAttempts }).then(
+          (r) => done(r.status, null),
+          (e) => {
+            if (e?.name === "RunError") return done("failed", String(e.message));
+            if (e?.name === "StoreError") return done("not_resumed", String(e.message));
+            throw e;
+          },
+        ),
+      );
+    }
+    return Promise.all(jobs);
+  }
+
+  /**
    * @internal The native store if it is open already (for what cannot wait for it).
    * @returns {any}
    */
