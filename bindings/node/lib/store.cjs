@@ -213,8 +213,8 @@ class Store {
       });
       jobs.push(
         agents[i].carryOn(run.runId, { store: this, maxAttempts }).then(
-          (r) => done(r.status, null),
-          (e) => {
+          (/** @type {import("./index").Response} */ r) => done(r.status, null),
+          (/** @type {any} */ e) => {
             if (e?.name === "RunError") return done("failed", String(e.message));
             if (e?.name === "StoreError") return done("not_resumed", String(e.message));
             throw e;

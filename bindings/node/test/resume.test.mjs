@@ -64,8 +64,9 @@ async function killedMidTool(url, name, dir) {
   return { thread: out.trim(), key: readFileSync(marker, "utf8") };
 }
 
-for (const backend of ["sqlite", "postgres"]) {
-  test(`a killed worker's run is carried on here, its call run again once with its key (${backend})`, async (t) => {
+/** The scenario on `backend`. */
+async function carriedOn(t, backend) {
+  {
     const dir = mkdtempSync(join(process.cwd(), "resume-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const url = storeUrl(t, backend, dir);
@@ -104,8 +105,11 @@ for (const backend of ["sqlite", "postgres"]) {
     assert.deepEqual(asked, [3], "only the step after the tool was asked (user, call, result)");
     assert.deepEqual((await store.messages(thread)).map((m) => m.role), ["user", "assistant", "tool", "assistant"]);
     await assert.rejects(agent.carryOn(dead[0].runId, { store }), (e) => e instanceof StoreError && /not a dead run/.test(e.message));
-  });
+  }
 }
+
+test("a killed worker's run is carried on here, its call run again once with its key", (t) => carriedOn(t, "sqlite"));
+test("a killed worker's run is carried on here, on PostgreSQL", (t) => carriedOn(t, "postgres"));
 
 test("carryOn checks its arguments", async (t) => {
   const dir = mkdtempSync(join(process.cwd(), "resume-"));

@@ -240,7 +240,9 @@ impl PyWork {
         run_id: String,
         max_attempts: i64,
     ) -> PyResult<PyWork> {
-        let Some(max_attempts) = u32::try_from(max_attempts).ok().filter(|n| (1..=1000).contains(n))
+        let Some(max_attempts) = u32::try_from(max_attempts)
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
         else {
             return Err(config_error(
                 py,

@@ -71,7 +71,10 @@ async fn received(mock: &ReplayServer, n: usize) {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("the mock received {} requests, not {n}", mock.received().len());
+    panic!(
+        "the mock received {} requests, not {n}",
+        mock.received().len()
+    );
 }
 
 /// Killed while the model answers, restarted: the run is taken over at
@@ -140,7 +143,10 @@ async fn killed_during_a_tool_step_the_call_runs_again_with_its_key() {
     assert_eq!(messages.len(), 4, "{t}");
     let result = &messages[2]["message"]["content"][0]["tool_result"];
     assert!(result.get("status").is_none(), "ok (left out): {result}");
-    assert!(result["content"].to_string().contains("shipped"), "{result}");
+    assert!(
+        result["content"].to_string().contains("shipped"),
+        "{result}"
+    );
 }
 
 /// Killed while a run waits for approval: after the restart it still
@@ -223,7 +229,8 @@ async fn resume_is_checked_and_belongs_to_the_configuration() {
     let (code, _, err) = run::parlance(&["serve", "--config", cfg.to_str().unwrap()], "");
     assert_ne!(code, 0);
     assert!(
-        err.contains("agents.support") && err.contains("resume: expected \"auto\" or \"off\", not \"sometimes\""),
+        err.contains("agents.support")
+            && err.contains("resume: expected \"auto\" or \"off\", not \"sometimes\""),
         "{err}"
     );
     let cfg = config(&dir, "http://127.0.0.1:9", "http://127.0.0.1:9", "");
@@ -236,7 +243,13 @@ async fn resume_is_checked_and_belongs_to_the_configuration() {
     )
     .await;
     assert_eq!(status, 400, "{e}");
-    assert!(e["error"]["message"].as_str().unwrap().contains("resume: set in the server's configuration"), "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("resume: set in the server's configuration"),
+        "{e}"
+    );
 }
 
 /// Two servers on one PostgreSQL: the one killed does not come back; the
@@ -278,7 +291,8 @@ async fn on_postgresql_another_server_carries_the_dead_servers_runs_on() {
     let env = [("PARLANCE_STORE_URL", url.as_str())];
     let doomed = start_with_env(&cfg, &env);
     let other = start_with_env(&cfg, &env);
-    let (tool_thread, model_thread) = (new_thread(&doomed.url).await, new_thread(&doomed.url).await);
+    let (tool_thread, model_thread) =
+        (new_thread(&doomed.url).await, new_thread(&doomed.url).await);
     let run = |thread: &str| {
         let (base, body) = (
             doomed.url.clone(),
@@ -305,13 +319,26 @@ async fn on_postgresql_another_server_carries_the_dead_servers_runs_on() {
         assert_eq!(t["runs"].as_array().unwrap().len(), 1, "{t}");
         assert_eq!(t["runs"][0]["status"], "completed", "{t}");
     }
-    let mut outputs = [a["runs"][0]["output"].clone(), b["runs"][0]["output"].clone()];
+    let mut outputs = [
+        a["runs"][0]["output"].clone(),
+        b["runs"][0]["output"].clone(),
+    ];
     outputs.sort_by_key(|v| v.to_string());
-    assert_eq!(outputs, [json!("Answered by the other server."), json!("It has shipped.")]);
+    assert_eq!(
+        outputs,
+        [
+            json!("Answered by the other server."),
+            json!("It has shipped.")
+        ]
+    );
     assert_eq!(provider.received().len(), 4);
     let key = format!("{tool_thread}/call_1");
     let calls = tool.received();
     assert_eq!(calls.len(), 2);
-    assert!(calls.iter().all(|c| c.header("idempotency-key") == Some(key.as_str())));
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.header("idempotency-key") == Some(key.as_str()))
+    );
     eprintln!("the other server finished both runs {took:?} after the kill (lease 2 s)");
 }

@@ -6,7 +6,7 @@
 #[cfg(feature = "store")]
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    use parlance::store::{Store, ThreadRunner};
+    use parlance::store::{Resumer, Store, ThreadRunner};
     use parlance::{Agent, Message};
     use serde_json::json;
 
@@ -18,6 +18,12 @@ async fn main() -> anyhow::Result<()> {
     let agent = Agent::builder(parlance::model("openai:gpt-4o-mini")?)
         .instructions("Be brief.")
         .build()?;
+    // At start-up: runs of this agent that a process left when it died are
+    // carried on from their last committed step (none here); `spawn` would
+    // look again every third of the lease.
+    Resumer::new(store.clone(), [agent.clone()])
+        .resume_dead(false)
+        .await?;
     let runner = ThreadRunner::new(store.clone(), agent);
     runner
         .run(&thread, vec![Message::user("I am Ada.")])

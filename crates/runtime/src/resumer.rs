@@ -93,10 +93,7 @@ impl Resumer {
     /// The agent that made a run with these settings.
     fn agent_for(&self, settings: &Value) -> Option<&Agent> {
         match settings.get("name").and_then(Value::as_str) {
-            Some(name) => self
-                .agents
-                .iter()
-                .find(|a| a.name() == Some(name)),
+            Some(name) => self.agents.iter().find(|a| a.name() == Some(name)),
             None => self.agents.iter().find(|a| a.settings() == *settings),
         }
     }
@@ -151,9 +148,13 @@ impl Resumer {
 pub fn log(done: &[Resumed]) {
     for r in done {
         match &r.outcome {
-            Ok(_) => tracing::warn!(run = %r.run_id, thread = %r.thread_id, "a run whose process died goes on here"),
+            Ok(_) => {
+                tracing::warn!(run = %r.run_id, thread = %r.thread_id, "a run whose process died goes on here")
+            }
             Err(NotResumed::TakenOver(TakenOver::Gone)) => {}
-            Err(why) => tracing::warn!(run = %r.run_id, thread = %r.thread_id, ?why, "a run whose process died was not carried on"),
+            Err(why) => {
+                tracing::warn!(run = %r.run_id, thread = %r.thread_id, ?why, "a run whose process died was not carried on")
+            }
         }
     }
 }

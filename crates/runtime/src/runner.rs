@@ -371,7 +371,9 @@ impl ThreadRunner {
                         Takeover::Claimed { run, history, .. } => Ok((run, Work::CarryOn(history))),
                         other => {
                             let _ = not_run.send(other);
-                            Err(StoreError::Conflict(format!("run {run_id} was not taken over")))
+                            Err(StoreError::Conflict(format!(
+                                "run {run_id} was not taken over"
+                            )))
                         }
                     }
                 },

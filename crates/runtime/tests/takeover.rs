@@ -62,7 +62,12 @@ fn agent(model: ScriptedModel, seen: &Seen) -> Agent {
 async fn died_after(store: &Store, agent: &Agent, steps: &[Message]) -> (String, String) {
     let thread = store.create_thread(None, json!({})).await.unwrap().id;
     let claim = store
-        .claim_thread(&thread, &agent.settings(), &[Message::user("charge me")], false)
+        .claim_thread(
+            &thread,
+            &agent.settings(),
+            &[Message::user("charge me")],
+            false,
+        )
         .await
         .unwrap();
     if !steps.is_empty() {
@@ -94,7 +99,10 @@ fn outcome_of<'a>(resumed: &'a [parlance_runtime::Resumed], run: &str) -> Option
 }
 
 fn results(m: &Message) -> Vec<&ToolResult> {
-    m.content.iter().filter_map(|b| b.as_tool_result()).collect()
+    m.content
+        .iter()
+        .filter_map(|b| b.as_tool_result())
+        .collect()
 }
 
 async fn a_model_step_that_did_not_commit_is_asked_again(store: Store) {
@@ -104,7 +112,10 @@ async fn a_model_step_that_did_not_commit_is_asked_again(store: Store) {
     let (thread, run) = died_after(&store, &a, &[]).await;
     // Touching the thread within the grace leaves the run to the resumer.
     assert_eq!(store.runs(&thread).await.unwrap()[0].status, "running");
-    let resumed = Resumer::new(store.clone(), [a]).resume_dead(false).await.unwrap();
+    let resumed = Resumer::new(store.clone(), [a])
+        .resume_dead(false)
+        .await
+        .unwrap();
     let ours: Vec<_> = resumed.iter().filter(|r| r.outcome.is_ok()).collect();
     assert_eq!(ours.len(), 1);
     assert_eq!(ours[0].run_id, run);
@@ -115,7 +126,14 @@ async fn a_model_step_that_did_not_commit_is_asked_again(store: Store) {
     assert_eq!(history.len(), 2);
     assert_eq!(history[1].text(), "Done.");
     // Nothing is left to resume.
-    assert!(store.dead_runs(false).await.unwrap().iter().all(|r| r.id != run));
+    assert!(
+        store
+            .dead_runs(false)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.id != run)
+    );
 }
 
 async fn calls_that_did_not_commit_run_again_once(store: Store) {
@@ -127,7 +145,10 @@ async fn calls_that_did_not_commit_run_again_once(store: Store) {
         ("c2", "charge", json!({"amount": 7})),
     ]);
     let (thread, run) = died_after(&store, &a, &[step]).await;
-    Resumer::new(store.clone(), [a]).resume_dead(false).await.unwrap();
+    Resumer::new(store.clone(), [a])
+        .resume_dead(false)
+        .await
+        .unwrap();
     let record = wait_ended(&store, &run).await;
     assert_eq!(record.status, "completed", "{:?}", record.error);
     let mut keys = seen.lock().unwrap().clone();
@@ -160,10 +181,16 @@ async fn committed_results_are_kept_even_failed_ones(store: Store) {
     );
     let step = calls(&[("c1", "charge", json!({"amount": 5}))]);
     let (thread, run) = died_after(&store, &a, &[step, failed]).await;
-    Resumer::new(store.clone(), [a]).resume_dead(false).await.unwrap();
+    Resumer::new(store.clone(), [a])
+        .resume_dead(false)
+        .await
+        .unwrap();
     let record = wait_ended(&store, &run).await;
     assert_eq!(record.status, "completed", "{:?}", record.error);
-    assert!(seen.lock().unwrap().is_empty(), "a committed call ran again");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a committed call ran again"
+    );
     let history = store.history(&thread).await.unwrap();
     assert_eq!(results(&history[2])[0].status, ToolStatus::ToolFailed);
     assert_eq!(history[3].text(), "It failed; I told them.");
@@ -177,7 +204,11 @@ async fn a_run_that_keeps_dying_is_given_up(store: Store) {
     let (thread, run) = died_after(&store, &a, &[step]).await;
     for attempt in 1..=2 {
         match store.take_over(&run, false, 2).await.unwrap() {
-            Takeover::Claimed { attempt: n, history, .. } => {
+            Takeover::Claimed {
+                attempt: n,
+                history,
+                ..
+            } => {
                 assert_eq!(n, attempt);
                 // The repair is stored once, not once per attempt.
                 assert_eq!(history.len(), 3, "{history:#?}");
@@ -185,7 +216,10 @@ async fn a_run_that_keeps_dying_is_given_up(store: Store) {
             other => panic!("attempt {attempt}: {other:?}"),
         }
         // Alive now: nobody else takes it.
-        assert_eq!(store.take_over(&run, false, 2).await.unwrap(), Takeover::Gone);
+        assert_eq!(
+            store.take_over(&run, false, 2).await.unwrap(),
+            Takeover::Gone
+        );
         tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
     }
     let resumed = Resumer::new(store.clone(), [a.clone()])
@@ -202,12 +236,18 @@ async fn a_run_that_keeps_dying_is_given_up(store: Store) {
     let error = record.error.unwrap();
     assert_eq!(error["code"], "interrupted");
     assert_eq!(error["cause"]["attempts"], 3);
-    assert!(error["message"].as_str().unwrap().contains("3 times"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("3 times"),
+        "{error}"
+    );
     // The thread is free: a new run goes.
-    let next = ThreadRunner::new(store.clone(), agent(ScriptedModel::new([says("Hi.")]), &seen))
-        .run(&thread, vec![Message::user("again")])
-        .await
-        .unwrap();
+    let next = ThreadRunner::new(
+        store.clone(),
+        agent(ScriptedModel::new([says("Hi.")]), &seen),
+    )
+    .run(&thread, vec![Message::user("again")])
+    .await
+    .unwrap();
     assert_eq!(next.status, RunStatus::Completed, "{:?}", next.error);
 }
 
@@ -217,16 +257,16 @@ async fn a_step_that_commits_resets_the_count(store: Store) {
     let a = agent(ScriptedModel::new([]), &seen);
     let (_thread, run) = died_after(&store, &a, &[]).await;
     for _ in 0..3 {
-        let Takeover::Claimed { run: active, attempt, .. } =
-            store.take_over(&run, false, 2).await.unwrap()
+        let Takeover::Claimed {
+            run: active,
+            attempt,
+            ..
+        } = store.take_over(&run, false, 2).await.unwrap()
         else {
             panic!("not claimed")
         };
         assert_eq!(attempt, 1, "a step committed since the last takeover");
-        store
-            .append(&active, &[says("thinking...")])
-            .await
-            .unwrap();
+        store.append(&active, &[says("thinking...")]).await.unwrap();
         tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
     }
 }
@@ -238,13 +278,19 @@ async fn a_run_that_died_after_its_decisions_waits_again(store: Store) {
     let a = agent(model, &seen);
     let runner = ThreadRunner::new(store.clone(), a.clone());
     let thread = store.create_thread(None, json!({})).await.unwrap().id;
-    let paused = runner.run(&thread, vec![Message::user("refund")]).await.unwrap();
+    let paused = runner
+        .run(&thread, vec![Message::user("refund")])
+        .await
+        .unwrap();
     assert_eq!(paused.status, RunStatus::RequiresApproval);
     let run = paused.id.clone().unwrap();
     // The decision was taken (the run claimed back), then the process died.
     store.claim_paused(&run).await.unwrap();
     tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
-    let resumed = Resumer::new(store.clone(), [a]).resume_dead(false).await.unwrap();
+    let resumed = Resumer::new(store.clone(), [a])
+        .resume_dead(false)
+        .await
+        .unwrap();
     assert_eq!(
         outcome_of(&resumed, &run),
         Some(&NotResumed::TakenOver(TakenOver::Waiting))
@@ -268,14 +314,37 @@ async fn a_previous_incarnations_runs_are_taken_at_once(store: Store) {
         .await
         .unwrap();
     // Its lease has 30 s to go: only its own holder may call it dead.
-    assert!(store.dead_runs(false).await.unwrap().iter().all(|r| r.id != claim.run.id));
+    assert!(
+        store
+            .dead_runs(false)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.id != claim.run.id)
+    );
     let other = store.clone().with_holder("someone-else");
-    assert!(other.dead_runs(true).await.unwrap().iter().all(|r| r.id != claim.run.id));
-    assert_eq!(other.take_over(&claim.run.id, true, 3).await.unwrap(), Takeover::Gone);
+    assert!(
+        other
+            .dead_runs(true)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.id != claim.run.id)
+    );
+    assert_eq!(
+        other.take_over(&claim.run.id, true, 3).await.unwrap(),
+        Takeover::Gone
+    );
     // The same holder, restarted: it is its previous incarnation's.
     let restarted = store.clone().with_holder(&me);
-    let resumed = Resumer::new(restarted.clone(), [a]).resume_dead(true).await.unwrap();
-    let mine: Vec<_> = resumed.iter().filter(|r| r.run_id == claim.run.id).collect();
+    let resumed = Resumer::new(restarted.clone(), [a])
+        .resume_dead(true)
+        .await
+        .unwrap();
+    let mine: Vec<_> = resumed
+        .iter()
+        .filter(|r| r.run_id == claim.run.id)
+        .collect();
     assert_eq!(mine.len(), 1);
     let record = wait_ended(&restarted, &claim.run.id).await;
     assert_eq!(record.status, "completed", "{:?}", record.error);
@@ -284,7 +353,10 @@ async fn a_previous_incarnations_runs_are_taken_at_once(store: Store) {
 
 async fn a_run_no_agent_here_made_is_ended_only_if_mine(store: Store) {
     let me = format!("server-{}", parlance_format::new_id("t"));
-    let store = store.with_lease(LEASE).with_resume_grace(LEASE * 10).with_holder(&me);
+    let store = store
+        .with_lease(LEASE)
+        .with_resume_grace(LEASE * 10)
+        .with_holder(&me);
     let seen = Seen::default();
     let a = agent(ScriptedModel::new([]), &seen);
     let (thread, run) = died_after(&store, &a, &[]).await;
@@ -292,24 +364,35 @@ async fn a_run_no_agent_here_made_is_ended_only_if_mine(store: Store) {
     let from_another = Resumer::new(store.clone().with_holder("another"), Vec::<Agent>::new());
     let r = from_another.resume_dead(true).await.unwrap();
     let r: Vec<_> = r.iter().filter(|r| r.run_id == run).collect();
-    assert_eq!(r[0].outcome.as_ref().err(), Some(&NotResumed::NoAgent { ended: false }));
+    assert_eq!(
+        r[0].outcome.as_ref().err(),
+        Some(&NotResumed::NoAgent { ended: false })
+    );
     assert_eq!(store.runs(&thread).await.unwrap()[0].status, "running");
     let r = nobody.resume_dead(true).await.unwrap();
     let r: Vec<_> = r.iter().filter(|r| r.run_id == run).collect();
-    assert_eq!(r[0].outcome.as_ref().err(), Some(&NotResumed::NoAgent { ended: true }));
+    assert_eq!(
+        r[0].outcome.as_ref().err(),
+        Some(&NotResumed::NoAgent { ended: true })
+    );
     let record = store.run(&run).await.unwrap();
     assert_eq!(record.status, "failed");
     assert_eq!(record.error.unwrap()["code"], "interrupted");
 }
 
 async fn past_the_grace_a_touch_interrupts_as_before(store: Store) {
-    let store = store.with_lease(LEASE).with_resume_grace(Duration::from_millis(200));
+    let store = store
+        .with_lease(LEASE)
+        .with_resume_grace(Duration::from_millis(200));
     let seen = Seen::default();
     let a = agent(ScriptedModel::new([]), &seen);
     let (thread, run) = died_after(&store, &a, &[]).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(store.runs(&thread).await.unwrap()[0].status, "failed");
-    assert_eq!(store.take_over(&run, false, 3).await.unwrap(), Takeover::Gone);
+    assert_eq!(
+        store.take_over(&run, false, 3).await.unwrap(),
+        Takeover::Gone
+    );
 }
 
 both!(

@@ -36,7 +36,11 @@ pub struct Identity {
 
 /// `$XDG_STATE_HOME/parlance`, else `~/.local/state/parlance`.
 pub fn default_dir() -> Option<PathBuf> {
-    let from = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let from = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     from("XDG_STATE_HOME")
         .map(|d| d.join("parlance"))
         .or_else(|| from("HOME").map(|h| h.join(".local/state/parlance")))
@@ -138,11 +142,17 @@ mod tests {
         let dir = temp();
         let first = Identity::acquire(Some(&dir));
         assert!(valid(&first.id), "{}", first.id);
-        assert_eq!(first.file.as_deref(), Some(dir.join("server-0.id").as_path()));
+        assert_eq!(
+            first.file.as_deref(),
+            Some(dir.join("server-0.id").as_path())
+        );
         // Held: a second server of the machine gets the next one.
         let second = Identity::acquire(Some(&dir));
         assert_ne!(second.id, first.id);
-        assert_eq!(second.file.as_deref(), Some(dir.join("server-1.id").as_path()));
+        assert_eq!(
+            second.file.as_deref(),
+            Some(dir.join("server-1.id").as_path())
+        );
         // The first stops (its lock goes with it): its identity is free,
         // and the same.
         let id = first.id.clone();
@@ -159,7 +169,9 @@ mod tests {
         let fixed = Identity::acquire(Some(&dir));
         assert!(valid(&fixed.id));
         assert_eq!(
-            std::fs::read_to_string(dir.join("server-0.id")).unwrap().trim(),
+            std::fs::read_to_string(dir.join("server-0.id"))
+                .unwrap()
+                .trim(),
             fixed.id
         );
         // A file where the directory should be.

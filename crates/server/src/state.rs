@@ -79,15 +79,17 @@ impl AppState {
             store = store.with_lease(Duration::from_millis(ms.max(1)));
         }
         let identity = crate::identity::Identity::acquire(
-            config.store.identity_dir.as_deref().map(std::path::Path::new),
+            config
+                .store
+                .identity_dir
+                .as_deref()
+                .map(std::path::Path::new),
         );
         // A dead run is left a lease's time to a server that can carry it
         // on (every server looks every third of a lease) before a touch
         // of its thread marks it interrupted.
         let lease = store.lease();
-        let store = store
-            .with_holder(&identity.id)
-            .with_resume_grace(lease);
+        let store = store.with_holder(&identity.id).with_resume_grace(lease);
         let swept = store.sweep_expired().await.map_err(store_error)?;
         if !swept.is_empty() {
             tracing::warn!(

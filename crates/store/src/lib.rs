@@ -43,8 +43,8 @@ pub use parlance_format::ThreadSpend;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};
 pub use sessions::ALL_SESSIONS;
-pub use takeover::{DeadRun, Takeover};
 pub use store::{
     ActiveRun, Artifact, DEFAULT_LEASE, MAX_PAGE, Page, RunRecord, Store, StoreError,
     StoredMessage, Thread,
 };
+pub use takeover::{DeadRun, Takeover};

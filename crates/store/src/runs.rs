@@ -160,8 +160,14 @@ impl Store {
     /// grace): `false` when the run renewed it meanwhile (it is alive;
     /// nothing changed).
     pub(crate) async fn interrupt(&self, tx: &mut Tx, thread: &str, run: &str) -> R<bool> {
-        self.interrupt_if(tx, thread, run, &interrupted_error(), Dead::Before(self.dead_before()))
-            .await
+        self.interrupt_if(
+            tx,
+            thread,
+            run,
+            &interrupted_error(),
+            Dead::Before(self.dead_before()),
+        )
+        .await
     }
 
     /// [`Store::interrupt`] with its error and its proof of death.

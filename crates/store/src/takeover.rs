@@ -121,7 +121,11 @@ impl Store {
             Ok(t) => {
                 Self::commit(tx).await?;
                 if let Takeover::GaveUp { attempts } = &t {
-                    tracing::error!(run = id, attempts, "a run that kept dying at the same step was marked failed");
+                    tracing::error!(
+                        run = id,
+                        attempts,
+                        "a run that kept dying at the same step was marked failed"
+                    );
                 }
                 Ok(t)
             }
@@ -216,7 +220,9 @@ impl Store {
         }
         let marker = progress_marker(&history);
         let attempt = match resumed_at {
-            Some(at) if at == marker => u32::try_from(attempts).unwrap_or(u32::MAX).saturating_add(1),
+            Some(at) if at == marker => u32::try_from(attempts)
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
             _ => 1,
         };
         let now = now_ms();
@@ -226,11 +232,17 @@ impl Store {
                 "message": format!("the run died {attempt} times at the same step (its process stopped before the step committed, each time); it is not resumed again"),
                 "cause": {"attempts": attempt, "max_attempts": max_attempts},
             });
-            let dead = if mine { Dead::HeldBy(&self.holder) } else { Dead::Before(now) };
-            return Ok(match self.interrupt_if(tx, &thread, id, &error, dead).await? {
-                true => Takeover::GaveUp { attempts: attempt },
-                false => Takeover::Gone,
-            });
+            let dead = if mine {
+                Dead::HeldBy(&self.holder)
+            } else {
+                Dead::Before(now)
+            };
+            return Ok(
+                match self.interrupt_if(tx, &thread, id, &error, dead).await? {
+                    true => Takeover::GaveUp { attempts: attempt },
+                    false => Takeover::Gone,
+                },
+            );
         }
         let (lease, status) = match waiting {
             true => (i64::MAX, "requires_approval"),
@@ -254,13 +266,22 @@ impl Store {
             return Ok(Takeover::Gone);
         }
         if waiting {
-            tracing::warn!(run = id, thread, "a run that died after its decisions were taken waits for decisions again");
+            tracing::warn!(
+                run = id,
+                thread,
+                "a run that died after its decisions were taken waits for decisions again"
+            );
             return Ok(Takeover::Waiting);
         }
         if let Some(fix) = &fix {
             self.insert_message(tx, &thread, Some(id), fix).await?;
         }
-        tracing::warn!(run = id, thread, attempt, "a run whose process died was taken over");
+        tracing::warn!(
+            run = id,
+            thread,
+            attempt,
+            "a run whose process died was taken over"
+        );
         Ok(Takeover::Claimed {
             run: ActiveRun {
                 id: id.to_string(),
