@@ -597,6 +597,29 @@ fn finish(
             error_type,
             message,
             error,
+        })) if error_type == crate::tool::SERVER_RESOURCES => {
+            // The process's fault, not the tool's: nothing for a model to
+            // read; the run stops (see `SERVER_RESOURCES`).
+            let mut report = plain(
+                call,
+                ToolStatus::Interrupted,
+                format!(
+                    "{} was not run: the server ran out of resources ({message})",
+                    call.name
+                ),
+            );
+            report.cause = Some(FailureCause {
+                tool: call.name.clone(),
+                error_type,
+                message,
+                error,
+            });
+            report
+        }
+        Exec::Done(Err(ToolFailure::Unexpected {
+            error_type,
+            message,
+            error,
         })) => {
             let cause = FailureCause {
                 tool: call.name.clone(),

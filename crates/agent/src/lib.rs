@@ -39,8 +39,8 @@ pub use guardrail::{GuardPoint, Guarded, Guardrail, OutputHold, Verdict};
 pub use parlance_format::ThreadSpend;
 pub use run::{ResumeBuilder, RunBuilder, RunStream};
 pub use tool::{
-    Deps, IntoToolContent, Json, SharedError, Tool, ToolContext, ToolError, ToolFailure, ToolFn,
-    idempotency_key, schema_for,
+    Deps, IntoToolContent, Json, SERVER_RESOURCES, SharedError, Tool, ToolContext, ToolError,
+    ToolFailure, ToolFn, idempotency_key, schema_for,
 };
 pub use toolset::{Toolset, ToolsetError};
 pub use validate::{ArgValidator, ArgumentProblem, PathStep, SchemaError};

@@ -245,7 +245,21 @@ impl PartialEq for ToolFailure {
 
 impl Eq for ToolFailure {}
 
+/// The `error_type` of a [`ToolFailure::Unexpected`] for a call that could
+/// not run for the process's own lack of resources (no file descriptor
+/// left, no memory): not the tool's fault, so the model is not told it
+/// failed. The run ends `failed` with code `server_resources`, whatever
+/// the `on_tool_exception` policy; the call's result is `interrupted` (a
+/// retry runs it again).
+pub const SERVER_RESOURCES: &str = "server_resources";
+
 impl ToolFailure {
+    /// A call the process could not run for its own lack of resources
+    /// (see [`SERVER_RESOURCES`]).
+    pub fn server_resources(message: impl Into<String>) -> Self {
+        ToolFailure::unexpected(SERVER_RESOURCES, message)
+    }
+
     /// An unexpected failure of the given type, with no error object (a
     /// panic, a failure described by a language binding).
     pub fn unexpected(error_type: impl Into<String>, message: impl Into<String>) -> Self {

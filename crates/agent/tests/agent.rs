@@ -1105,3 +1105,49 @@ async fn a_calls_idempotency_key_is_its_thread_or_run_and_its_id() {
         "thr_1/c1"
     );
 }
+
+/// A call the process could not run for its own lack of resources (an HTTP
+/// tool that found no file descriptor left) is not the tool's failure: the
+/// model is not told, whatever the policy; the run ends `server_resources`
+/// and the call's result is `interrupted`, so a retry runs it again.
+#[tokio::test]
+async fn a_call_the_server_had_no_resources_for_ends_the_run_and_the_model_never_reads_it() {
+    for policy in [
+        parlance_agent::OnToolException::ReturnToModel,
+        parlance_agent::OnToolException::ReturnGeneric,
+    ] {
+        let model = ScriptedModel::new([
+            calls(&[("c1", "lookup", json!({}))]),
+            says("I should never be asked."),
+        ]);
+        let agent = Agent::builder(Arc::new(model.clone()))
+            .limits(parlance_agent::Limits {
+                on_tool_exception: policy,
+                ..Default::default()
+            })
+            .tool(Tool::new(
+                "lookup",
+                "Look up.",
+                |_: Value, _c: parlance_agent::ToolContext| async move {
+                    Err::<String, _>(parlance_agent::ToolFailure::server_resources(
+                        "could not connect: Too many open files (os error 24)",
+                    ))
+                },
+            ))
+            .build()
+            .unwrap();
+        let r = agent.run("Where is A-1?").await;
+        assert_eq!(r.status, RunStatus::Failed, "{policy:?}");
+        let e = r.error.as_ref().unwrap();
+        assert_eq!(e.code, "server_resources");
+        assert!(e.message.contains("tool lookup could not run: the server ran out of resources: could not connect: Too many open files"), "{}", e.message);
+        let result = r
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .find_map(Block::as_tool_result)
+            .unwrap();
+        assert_eq!(result.status, ToolStatus::Interrupted);
+        assert_eq!(model.received().len(), 1, "the model was not asked again");
+    }
+}

@@ -128,6 +128,19 @@ pub struct Config {
     /// Largest request body accepted, in bytes (default 2 MiB).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
+    /// Client connections open at once (default: half the open-file
+    /// limit); more wait in the kernel's queue until one closes.
+    #[serde(default)]
+    pub max_connections: Option<usize>,
+    /// Requests that run an agent (a run, a decision, a retry) in progress
+    /// at once (default: a quarter of the open-file limit); more wait
+    /// for a turn, then get `503` with `Retry-After`.
+    #[serde(default)]
+    pub max_runs: Option<usize>,
+    /// How long a request beyond `max_runs` waits for a turn, in
+    /// milliseconds (default 10,000; at most `max_runs` wait at once).
+    #[serde(default)]
+    pub run_queue_ms: Option<u64>,
     /// Model providers by name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,

@@ -18,7 +18,7 @@
 //! let store = store.with_resume_grace(store.lease());
 //! let resumer = Resumer::new(store, [agent]);
 //! resumer.resume_dead(false).await?; // once, now
-//! let _forever = resumer.spawn();    // and every third of a lease
+//! let _forever = resumer.spawn(parlance_runtime::log_resumed); // and every third of a lease
 //! # Ok(()) }
 //! ```
 
@@ -128,15 +128,16 @@ impl Resumer {
         Ok(out)
     }
 
-    /// Looks for dead runs every third of the store's lease, forever (a
-    /// passing store failure is logged; the next pass tries again).
-    pub fn spawn(self) -> JoinHandle<()> {
+    /// Looks for dead runs every third of the store's lease, forever,
+    /// telling `report` what each pass did ([`log`] logs it); a passing
+    /// store failure is logged, and the next pass tries again.
+    pub fn spawn(self, report: impl Fn(&[Resumed]) + Send + 'static) -> JoinHandle<()> {
         tokio::spawn(async move {
             let every = (self.store.lease() / 3).max(std::time::Duration::from_millis(50));
             loop {
                 tokio::time::sleep(every).await;
                 match self.resume_dead(false).await {
-                    Ok(done) => log(&done),
+                    Ok(done) => report(&done),
                     Err(e) => tracing::warn!(error = %e, "looking for dead runs to resume failed"),
                 }
             }

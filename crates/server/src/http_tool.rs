@@ -90,17 +90,37 @@ pub fn tool(
                 ToolFailure::unexpected("http", what)
             };
             let client = client.get().map_err(|e| fail(e.to_string()))?;
-            let mut resp = client
-                .post(url)
-                .header("x-parlance-call-id", &*ctx.call_id)
-                // The same on every replay of the call (a retried run):
-                // the service can do what the call asks once.
-                .header("idempotency-key", ctx.idempotency_key())
-                .header("content-type", "application/json")
-                .body(args.to_string())
-                .send()
-                .await
-                .map_err(|e| fail(describe(e)))?;
+            let send = || {
+                client
+                    .post(url)
+                    .header("x-parlance-call-id", &*ctx.call_id)
+                    // The same on every replay of the call (a retried run):
+                    // the service can do what the call asks once.
+                    .header("idempotency-key", ctx.idempotency_key())
+                    .header("content-type", "application/json")
+                    .body(args.to_string())
+                    .send()
+            };
+            // The process's own lack of descriptors is not the tool's
+            // failure: waited out a few times, then the run's (never the
+            // model's) to know.
+            let mut waits = SHORT_OF_RESOURCES_WAITS.iter();
+            let mut resp = loop {
+                match send().await {
+                    Ok(r) => break r,
+                    Err(e) if out_of_resources(&e) => match waits.next() {
+                        Some(ms) => {
+                            tracing::warn!(tool = %tool_name, error = %describe_ref(&e), "no resources for an http tool call; trying again in {ms} ms");
+                            tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+                        }
+                        None => {
+                            tracing::error!(tool = %tool_name, error = %describe_ref(&e), "no resources for an http tool call; the run stops");
+                            return Err(ToolFailure::server_resources(describe(e)));
+                        }
+                    },
+                    Err(e) => return Err(fail(describe(e))),
+                }
+            };
             let status = resp.status();
             let mut body = Vec::new();
             while let Some(chunk) = resp.chunk().await.map_err(|e| fail(describe(e)))? {
@@ -133,6 +153,40 @@ pub fn tool(
     })
 }
 
+/// How long an HTTP tool call waits, each time, when the process has no
+/// descriptor (or memory) left for it, before it gives up.
+const SHORT_OF_RESOURCES_WAITS: &[u64] = &[100, 200, 400, 800];
+
+/// Whether a failure is the process's own lack of resources: a cause that
+/// is an I/O error of too many open files (the process's or the
+/// system's), no buffer space or no memory.
+fn out_of_resources(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && (matches!(
+                io.raw_os_error(),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+            ) || io.kind() == std::io::ErrorKind::OutOfMemory)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// The causes of a transport failure, in words (not the URL).
+fn describe_ref(e: &reqwest::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
 /// A transport failure in words, without the URL: the kind, then each
 /// cause (`could not connect: tcp connect error: Connection refused`).
 fn describe(e: reqwest::Error) -> String {
@@ -153,4 +207,39 @@ fn describe(e: reqwest::Error) -> String {
     }
     parts.dedup();
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error with a cause, as the HTTP client's are.
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("tcp connect error")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_processs_own_lack_of_resources_is_told_apart_from_the_tools_failure() {
+        for errno in [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM] {
+            let e = Wrapped(std::io::Error::from_raw_os_error(errno));
+            assert!(out_of_resources(&e), "{errno}");
+        }
+        for errno in [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT] {
+            let e = Wrapped(std::io::Error::from_raw_os_error(errno));
+            assert!(!out_of_resources(&e), "{errno}");
+        }
+        let plain = std::io::Error::other("the tool said no");
+        assert!(!out_of_resources(&plain));
+    }
 }

@@ -19,6 +19,7 @@
 //! names served, no cross-site request that changes something). Bearer tokens come from the configuration or the environment;
 //! a token sees only its own threads.
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod body;
@@ -47,6 +48,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 
 pub use auth::Principal;
 pub use config::Config;
@@ -65,10 +67,18 @@ pub fn router(state: Arc<AppState>) -> Router {
         &state.config.allowed_hosts,
         &state.config.allowed_origins,
     ));
-    Router::new()
+    // What runs an agent waits for a turn (`admission`).
+    let running = Router::new()
         .route("/v1/runs", post(runs::create_run))
-        .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/decisions", post(runs::decide))
+        .route("/v1/threads/{id}/retry", post(runs::retry))
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state.admission),
+            admission::admit,
+        ));
+    Router::new()
+        .merge(running)
+        .route("/v1/runs/{id}", get(runs::get_run))
         .route(
             "/v1/threads",
             post(threads::create_thread).get(threads::list_threads),
@@ -77,7 +87,6 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/threads/{id}",
             get(threads::get_thread).delete(threads::delete_thread),
         )
-        .route("/v1/threads/{id}/retry", post(runs::retry))
         .route("/v1/sessions/end", post(sessions::end_sessions))
         .route("/openapi.json", get(|| async { axum::Json(openapi()) }))
         .route("/healthz", get(|| async { "ok" }))
@@ -131,13 +140,18 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     // Recording starts now, so that /metrics counts every run.
     metrics::handle();
     let state = Arc::new(AppState::new(config).await?);
+    tracing::info!(
+        connections = state.limits.connections,
+        runs = state.limits.runs,
+        "admitting at most this many connections and runs at once"
+    );
     // The runs this server's previous incarnation left: carried on at
     // once (before anything of this start is claimed under its identity).
     match state.resumer.resume_dead(true).await {
-        Ok(done) => parlance_runtime::log_resumed(&done),
+        Ok(done) => report_resumed(&done),
         Err(e) => tracing::warn!(error = %e, "looking for this server's dead runs failed"),
     }
-    let resumer = state.resumer.clone().spawn();
+    let resumer = state.resumer.clone().spawn(report_resumed);
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|source| StartError::Listen {
@@ -150,6 +164,8 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     println!("parlance: listening on http://{addr}");
     // The peer's address: login attempts are limited per address.
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
+    // At most so many connections open: the rest wait to be accepted.
+    let listener = admission::Limited::new(listener, state.limits.connections).tap_io(|_| {});
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async {
             shutdown().await;
@@ -207,6 +223,13 @@ pub fn raise_fd_limit() -> Option<(u64, u64)> {
     }
     #[cfg(not(unix))]
     None
+}
+
+/// Logs and counts what a pass of the resumer did.
+fn report_resumed(done: &[parlance_runtime::Resumed]) {
+    parlance_runtime::log_resumed(done);
+    let carried = done.iter().filter(|r| r.outcome.is_ok()).count();
+    ::metrics::counter!(metrics::RUNS_RESUMED).increment(carried as u64);
 }
 
 /// Marks runs whose process died as interrupted, once per lease, so that

@@ -25,6 +25,10 @@ use crate::state::AppState;
 pub const PENDING_APPROVALS: &str = "parlance_pending_approvals";
 /// How long the store's reads for `/metrics` took, in seconds.
 pub const STORE_READ_SECONDS: &str = "parlance_store_read_duration_seconds";
+/// Requests to run an agent refused with `503 overloaded`.
+pub const RUNS_REFUSED: &str = "parlance_runs_refused_total";
+/// Runs of dead servers this server carried on.
+pub const RUNS_RESUMED: &str = "parlance_runs_resumed_total";
 
 /// Bucket bounds in seconds: from a fast store write (1 ms) to a long
 /// run (5 min).
@@ -104,8 +108,18 @@ fn describe() {
         Unit::Seconds,
         "How long the store's reads for /metrics took."
     );
+    metrics::describe_counter!(
+        RUNS_REFUSED,
+        "Requests to run an agent refused with 503 overloaded (beyond max_runs and its queue)."
+    );
+    metrics::describe_counter!(
+        RUNS_RESUMED,
+        "Runs whose server died that this server took over and carried on."
+    );
     // Present from the start, so that a dashboard sees 0 rather than nothing.
     metrics::gauge!(t::RUNS_IN_FLIGHT).set(0.0);
+    metrics::counter!(RUNS_REFUSED).absolute(0);
+    metrics::counter!(RUNS_RESUMED).absolute(0);
 }
 
 /// `GET /metrics`.

@@ -47,6 +47,10 @@ pub struct AppState {
     /// Carries on the runs of the store whose server died, with the
     /// configured agents that resume (`resume = "auto"`).
     pub resumer: parlance_runtime::Resumer,
+    /// The connections and runs admitted at once (`admission`).
+    pub limits: crate::admission::Limits,
+    /// Turns for the requests that run an agent.
+    pub admission: Arc<crate::admission::Admission>,
 }
 
 /// Shared state for the handlers.
@@ -155,6 +159,10 @@ impl AppState {
                 .resume_attempts
                 .unwrap_or(parlance_runtime::DEFAULT_MAX_ATTEMPTS),
         );
+        let limits = crate::admission::Limits::new(&config, crate::admission::open_files());
+        let config_queue = config
+            .run_queue_ms
+            .map_or(crate::admission::DEFAULT_QUEUE, Duration::from_millis);
         Ok(AppState {
             tokens: Tokens::new(&config.auth),
             config,
@@ -168,6 +176,8 @@ impl AppState {
             cooldowns,
             identity,
             resumer,
+            limits,
+            admission: Arc::new(crate::admission::Admission::new(limits.runs, config_queue)),
         })
     }
 }

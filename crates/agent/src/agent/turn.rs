@@ -65,10 +65,12 @@ pub(super) fn settle(content: &mut [Block]) {
 
 impl Agent {
     /// A call's result as it goes in the tool message; under policy
-    /// `fail`, its unexpected failure stops the run.
+    /// `fail`, its unexpected failure stops the run, and the process's own
+    /// lack of resources under any policy.
     pub(super) fn result_block(&self, report: CallReport, stop: &mut Stop) -> Block {
-        if self.inner.limits.on_tool_exception == crate::OnToolException::Fail
-            && let Some(cause) = report.cause
+        if let Some(cause) = report.cause
+            && (self.inner.limits.on_tool_exception == crate::OnToolException::Fail
+                || cause.error_type == crate::tool::SERVER_RESOURCES)
         {
             stop.failed_tool.get_or_insert(cause);
         }
@@ -167,6 +169,14 @@ impl Agent {
 /// The run stops on a tool's unexpected failure (policy `fail`): the cause
 /// as JSON, and the tool's own error as the run error's source.
 fn tool_failed(cause: FailureCause) -> RunError {
+    if cause.error_type == crate::tool::SERVER_RESOURCES {
+        let message = format!(
+            "tool {} could not run: the server ran out of resources: {}; nothing was sent to the model (retry the run)",
+            cause.tool, cause.message
+        );
+        return RunError::new("server_resources", message)
+            .with_cause(serde_json::to_value(&cause).expect("json"));
+    }
     let message = format!(
         "tool {} failed: {}: {}",
         cause.tool, cause.error_type, cause.message
