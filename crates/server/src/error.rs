@@ -20,7 +20,8 @@ pub struct ErrorDetail {
     /// A stable code: `invalid_request`, `unauthorized`, `forbidden`,
     /// `not_found`, `method_not_allowed`, `thread_busy`, `invalid_decision`,
     /// `conflict`, `body_too_large`, `unsupported_media_type`, `cross_site`,
-    /// `misdirected_host`, `damaged_record`, `internal`.
+    /// `misdirected_host`, `damaged_record`, `overloaded` (503, with
+    /// `Retry-After`), `internal`.
     pub code: String,
     /// For a person; names the JSON path for invalid requests.
     pub message: String,
