@@ -44,6 +44,9 @@ function beginRun(deps, keepFailures) {
   return tag;
 }
 
+/** System error codes of the process's own lack of resources. */
+const SHORT_OF_RESOURCES = new Set(["EMFILE", "ENFILE", "ENOBUFS", "ENOMEM"]);
+
 /**
  * Forgets a run; returns what it kept.
  * @param {number} tag
@@ -92,8 +95,11 @@ function failed(token, run, callId, e) {
   }
   run?.failures?.set(callId, e);
   const isError = e instanceof Error || (e !== null && typeof e === "object" && typeof e.message === "string");
-  const name = isError ? String(e.name ?? e.constructor?.name ?? "Error") : "Error";
-  const message = isError ? String(e.message) : String(e);
+  // The process's own lack of descriptors or memory is not the tool's
+  // failure: the run stops as `server_resources`, the model never reads it.
+  const shortOf = isError && SHORT_OF_RESOURCES.has(e.code);
+  const name = shortOf ? "server_resources" : isError ? String(e.name ?? e.constructor?.name ?? "Error") : "Error";
+  const message = isError ? (shortOf ? `${e.code}: ${e.message}` : String(e.message)) : String(e);
   native.complete(token, 2, message, name);
 }
 

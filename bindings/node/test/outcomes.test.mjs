@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { tool, ToolError } from "parlance-ai";
+import { Agent, RunError, tool, ToolError } from "parlance-ai";
+import { FunctionModel } from "parlance-ai/testing";
 import { z } from "zod";
 import { startMock, calls, text, afterTools } from "./helpers/mock.mjs";
 import { agentFor, results, textOf, sleep } from "./helpers/agents.mjs";
@@ -190,4 +191,31 @@ test("a sync tool that blocks does not stop async tools from finishing", async (
     ["c1", "c2", "c3"].map((id) => [got[id].status, textOf(got[id])]),
     [["ok", "fetched 1"], ["ok", "blocked 2"], ["ok", "fetched 3"]],
   );
+});
+
+test("a tool short of the process's resources (EMFILE) stops the run unread by the model", async () => {
+  const asked = [];
+  const model = new FunctionModel((messages) => {
+    asked.push(messages.length);
+    return { content: [{ type: "tool_call", tool_call: { id: "c1", name: "lookup", arguments: {} } }] };
+  });
+  const lookup = tool({
+    name: "lookup",
+    description: "Look up.",
+    parameters: { type: "object", properties: {} },
+    execute: () => {
+      const e = new Error("connect EMFILE 127.0.0.1:9 - Local (undefined:undefined)");
+      e.code = "EMFILE";
+      throw e;
+    },
+  });
+  await assert.rejects(new Agent({ model, tools: [lookup] }).run("Where is A-1?"), (e) => {
+    assert.ok(e instanceof RunError, String(e));
+    assert.equal(e.code, "server_resources");
+    assert.match(e.message, /the server ran out of resources: EMFILE: connect EMFILE/);
+    const result = e.response.messages.at(-1).content[0].tool_result;
+    assert.equal(result.status, "interrupted");
+    return true;
+  });
+  assert.deepEqual(asked, [1], "the model was not asked again");
 });

@@ -174,13 +174,43 @@ pub fn failure(py: Python<'_>, err: PyErr, run: Option<&RunCtx>, call_id: &str) 
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "Exception".into());
+    // The process's own lack of descriptors or memory is not the tool's
+    // failure: the run stops as `server_resources`, the model never reads it.
+    let short_of_resources = err.is_instance_of::<pyo3::exceptions::PyMemoryError>(py)
+        || (err.is_instance_of::<pyo3::exceptions::PyOSError>(py) && short_of(py, &err));
     if let Some(run) = run.filter(|r| r.keep_failures) {
         run.failures
             .lock()
             .expect("not poisoned")
             .insert(call_id.to_string(), err);
     }
+    if short_of_resources {
+        return ToolFailure::server_resources(format!("{error_type}: {message}"));
+    }
     ToolFailure::unexpected(error_type, message)
+}
+
+/// Whether an `OSError` says the process ran short: its `errno` is one of
+/// `errno.EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM` (this system's numbers).
+fn short_of(py: Python<'_>, err: &PyErr) -> bool {
+    let Ok(n) = err
+        .value(py)
+        .getattr("errno")
+        .and_then(|n| n.extract::<i64>())
+    else {
+        return false;
+    };
+    let Ok(errno) = py.import("errno") else {
+        return false;
+    };
+    ["EMFILE", "ENFILE", "ENOBUFS", "ENOMEM"]
+        .iter()
+        .any(|name| {
+            errno
+                .getattr(*name)
+                .and_then(|v| v.extract::<i64>())
+                .is_ok_and(|v| v == n)
+        })
 }
 
 /// ``parlance.Content``, imported once.

@@ -383,3 +383,59 @@ def test_resume_stream_reports_the_decided_calls(mock: Any) -> None:
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert [(e.call_id, e.status) for e in finished] == [("c1", "ok")]
     assert events[-1].response.text == "Paid."
+
+
+def _raising(raised: BaseException) -> Any:
+    def lookup() -> str:
+        """Look up."""
+        raise raised
+
+    return lookup
+
+
+def test_a_tool_short_of_the_processs_resources_stops_the_run_unread_by_the_model() -> None:
+    """An ``OSError`` of too many open files (or ``MemoryError``) is the
+    process's lack of resources, not the tool's failure: the run ends
+    ``server_resources``, the call's result is ``interrupted``, the model is
+    not asked again."""
+    import errno
+
+    from parlance import Agent, RunError
+    from parlance.testing import FunctionModel
+
+    asked: list[int] = []
+
+    def answer(messages: List[Dict[str, Any]], info: Any) -> Any:
+        asked.append(len(messages))
+        return {"content": [{"type": "tool_call", "tool_call": {"id": "c1", "name": "lookup", "arguments": {}}}]}
+
+    for raised in [OSError(errno.EMFILE, "Too many open files"), MemoryError("no memory")]:
+        asked.clear()
+
+        agent = Agent(FunctionModel(answer), tools=[_raising(raised)])
+        with pytest.raises(RunError) as e:
+            agent.run_sync("Where is A-1?")
+        assert e.value.code == "server_resources", e.value
+        assert "the server ran out of resources" in e.value.message
+        assert asked == [1]
+        assert e.value.response is not None
+        last: Any = e.value.response.messages[-1]
+        result = last["content"][0]["tool_result"]
+        assert result["status"] == "interrupted"
+    # Any other OSError is the tool's: the model reads it.
+    asked.clear()
+
+    def refused() -> str:
+        """Look up."""
+        raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+
+    texts: List[str] = []
+
+    def answer_once(messages: List[Dict[str, Any]], info: Any) -> Any:
+        if any(m["role"] == "tool" for m in messages):
+            texts.append(messages[-1]["content"][0]["tool_result"]["content"][0]["text"])
+            return "It failed."
+        return {"content": [{"type": "tool_call", "tool_call": {"id": "c1", "name": "refused", "arguments": {}}}]}
+
+    r = Agent(FunctionModel(answer_once), tools=[refused]).run_sync("Where is A-1?")
+    assert r.text == "It failed." and "Connection refused" in texts[0]
