@@ -157,6 +157,38 @@ where
     Ok(Some((layer, Exporter { provider })))
 }
 
+/// Exports the GenAI spans of this process, for a program with no
+/// `tracing` subscriber of its own (otherwise add [`layer`] to yours):
+/// installs one holding only the export layer. `None` when no endpoint is
+/// given nor set in the environment; an error naming the setting when one
+/// cannot work, or when the process has a subscriber already.
+///
+/// ```no_run
+/// let settings = parlance_otel::Settings {
+///     endpoint: Some("http://localhost:4318".into()),
+///     service_name: Some("orders".into()),
+///     ..Default::default()
+/// };
+/// let exporter = parlance_otel::init(&settings).unwrap();
+/// // ... runs ...
+/// if let Some(e) = exporter {
+///     e.flush().unwrap(); // sends the spans now
+/// }
+/// ```
+pub fn init(settings: &Settings) -> Result<Option<Exporter>, String> {
+    use tracing_subscriber::layer::SubscriberExt;
+    let Some((layer, exporter)) = layer::<tracing_subscriber::Registry>(settings)? else {
+        return Ok(None);
+    };
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).map_err(
+        |_| {
+            "this process has a tracing subscriber already: add parlance_otel::layer to it"
+                .to_string()
+        },
+    )?;
+    Ok(Some(exporter))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,6 +106,13 @@ pub mod store {
     pub use parlance_store::*;
 }
 
+/// OpenTelemetry export of the runs' GenAI spans (`invoke_agent`, `chat`,
+/// `execute_tool`) with OTLP over HTTP: [`otel::init`] for a program with
+/// no `tracing` subscriber, [`otel::layer`] to add to yours. With the
+/// `otel` feature.
+#[cfg(feature = "otel")]
+pub use parlance_otel as otel;
+
 /// MCP servers' tools as an agent's toolset ([`mcp::McpServer`], given
 /// with [`AgentBuilder::toolset`]), with the `mcp` feature.
 #[cfg(feature = "mcp")]

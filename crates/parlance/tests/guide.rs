@@ -23,6 +23,7 @@ const EXAMPLES: &[&str] = &[
     "guide_mcp",
     "guide_messages",
     "guide_multi_turn",
+    "guide_observability",
     "guide_providers",
     "guide_serving",
     "guide_streaming",
@@ -402,6 +403,56 @@ async fn threads() {
     assert_eq!(
         user_texts(&server.received()[1].body),
         ["I am Ada.", "Who am I?"]
+    );
+}
+
+/// The spans reach a collector speaking OTLP's JSON (a replay server
+/// recording what it receives), under the example's service name.
+#[cfg(feature = "otel")]
+#[tokio::test]
+async fn observability() {
+    let provider = ReplayServer::start(vec![
+        calls(&[("c1", "get_order", json!({"order_id": "A-1001"}))]),
+        text("A-1001 has shipped."),
+    ])
+    .await;
+    let collector = ReplayServer::start(vec![Reply::json(200, &json!({})); 8]).await;
+    let out = run_with(
+        "guide_observability",
+        Some(&provider),
+        &[
+            ("OTLP_ENDPOINT", collector.url.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ],
+    )
+    .await;
+    assert_eq!(out, "A-1001 has shipped.\n");
+    let mut spans = Vec::new();
+    for got in collector.received() {
+        assert_eq!(got.path, "/v1/traces");
+        for rs in got.body["resourceSpans"].as_array().unwrap() {
+            let service = rs["resource"]["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["key"] == "service.name")
+                .map(|a| a["value"]["stringValue"].clone());
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                for s in ss["spans"].as_array().unwrap() {
+                    spans.push((service.clone().unwrap(), s["name"].clone()));
+                }
+            }
+        }
+    }
+    spans.sort_by_key(|(_, n)| n.to_string());
+    spans.dedup();
+    assert_eq!(
+        spans,
+        [
+            (json!("orders"), json!("chat gpt-4o-mini")),
+            (json!("orders"), json!("execute_tool get_order")),
+            (json!("orders"), json!("invoke_agent support")),
+        ]
     );
 }
 

@@ -15,7 +15,8 @@
 //! use parlance_runtime::Resumer;
 //! // Give dead runs a lease's time to be taken over before a touch of
 //! // their thread marks them interrupted.
-//! let store = store.with_resume_grace(store.lease());
+//! let lease = store.lease();
+//! let store = store.with_resume_grace(lease);
 //! let resumer = Resumer::new(store, [agent]);
 //! resumer.resume_dead(false).await?; // once, now
 //! let _forever = resumer.spawn(parlance_runtime::log_resumed); // and every third of a lease
