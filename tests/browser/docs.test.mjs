@@ -122,7 +122,7 @@ test("the language chosen on one page is the one shown on the next, and after a 
   await page.locator(".tabbed-labels label", { hasText: "Rust" }).first().click();
   assert.match(await visibleCode(), /use parlance::/);
   await page.goto(`${base}/guide/threads/`);
-  assert.match(await visibleCode(), /use parlance::store::\{Store, ThreadRunner\}/);
+  assert.match(await visibleCode(), /use parlance::store::\{Resumer, Store, ThreadRunner\}/);
   await page.reload();
   assert.match(await visibleCode(), /ThreadRunner/);
   await context.close();
