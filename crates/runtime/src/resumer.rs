@@ -153,7 +153,11 @@ pub fn log(done: &[Resumed]) {
             Ok(_) => {
                 tracing::warn!(run = %r.run_id, thread = %r.thread_id, "a run whose process died goes on here")
             }
-            Err(NotResumed::TakenOver(TakenOver::Gone)) => {}
+            // Nothing happened: another process has it, or will (or the
+            // sweep, past the grace); said at every pass, it would be noise.
+            Err(NotResumed::TakenOver(TakenOver::Gone) | NotResumed::NoAgent { ended: false }) => {
+                tracing::debug!(run = %r.run_id, thread = %r.thread_id, "a dead run was left to another process")
+            }
             Err(why) => {
                 tracing::warn!(run = %r.run_id, thread = %r.thread_id, ?why, "a run whose process died was not carried on")
             }
