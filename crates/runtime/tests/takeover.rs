@@ -171,15 +171,26 @@ async fn committed_results_are_kept_even_failed_ones(store: Store) {
     let store = store.with_lease(LEASE).with_resume_grace(LEASE * 10);
     let seen = Seen::default();
     let a = agent(ScriptedModel::new([says("It failed; I told them.")]), &seen);
+    // Committed, not a repair: a failure, and a call that was stopped.
     let failed = Message::new(
         Role::Tool,
-        vec![parlance_format::Block::tool_result(ToolResult::text(
-            "c1",
-            ToolStatus::ToolFailed,
-            "charge failed: card declined",
-        ))],
+        vec![
+            parlance_format::Block::tool_result(ToolResult::text(
+                "c1",
+                ToolStatus::ToolFailed,
+                "charge failed: card declined",
+            )),
+            parlance_format::Block::tool_result(ToolResult::text(
+                "c2",
+                ToolStatus::Interrupted,
+                "charge was interrupted",
+            )),
+        ],
     );
-    let step = calls(&[("c1", "charge", json!({"amount": 5}))]);
+    let step = calls(&[
+        ("c1", "charge", json!({"amount": 5})),
+        ("c2", "charge", json!({"amount": 6})),
+    ]);
     let (thread, run) = died_after(&store, &a, &[step, failed]).await;
     Resumer::new(store.clone(), [a])
         .resume_dead(false)
@@ -192,7 +203,8 @@ async fn committed_results_are_kept_even_failed_ones(store: Store) {
         "a committed call ran again"
     );
     let history = store.history(&thread).await.unwrap();
-    assert_eq!(results(&history[2])[0].status, ToolStatus::ToolFailed);
+    let kept: Vec<ToolStatus> = results(&history[2]).iter().map(|r| r.status).collect();
+    assert_eq!(kept, [ToolStatus::ToolFailed, ToolStatus::Interrupted]);
     assert_eq!(history[3].text(), "It failed; I told them.");
 }
 
@@ -268,6 +280,44 @@ async fn a_step_that_commits_resets_the_count(store: Store) {
         assert_eq!(attempt, 1, "a step committed since the last takeover");
         store.append(&active, &[says("thinking...")]).await.unwrap();
         tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
+    }
+}
+
+/// The calls a takeover runs again replace their repair in place (the
+/// thread's length does not change): that is progress too, and the next
+/// death starts the count again.
+async fn calls_run_again_in_place_count_as_progress(store: Store) {
+    let store = store.with_lease(LEASE).with_resume_grace(LEASE * 10);
+    let seen = Seen::default();
+    let a = agent(ScriptedModel::new([]), &seen);
+    let step = calls(&[("c1", "charge", json!({"amount": 5}))]);
+    let (_thread, run) = died_after(&store, &a, &[step]).await;
+    let Takeover::Claimed {
+        run: active,
+        attempt: 1,
+        history,
+    } = store.take_over(&run, false, 2).await.unwrap()
+    else {
+        panic!("not claimed")
+    };
+    // The call ran and committed over its repair, then the run died again.
+    let mut done = history.last().unwrap().clone();
+    done.metadata = None;
+    done.content = vec![parlance_format::Block::tool_result(ToolResult::text(
+        "c1",
+        ToolStatus::Ok,
+        "charged 5",
+    ))];
+    store.replace_last(&active, &done).await.unwrap();
+    tokio::time::sleep(LEASE + Duration::from_millis(200)).await;
+    match store.take_over(&run, false, 2).await.unwrap() {
+        Takeover::Claimed {
+            attempt, history, ..
+        } => {
+            assert_eq!(attempt, 1, "the call's commit was progress");
+            assert_eq!(history.len(), 3, "no second repair: {history:#?}");
+        }
+        other => panic!("{other:?}"),
     }
 }
 
@@ -401,6 +451,7 @@ both!(
     committed_results_are_kept_even_failed_ones,
     a_run_that_keeps_dying_is_given_up,
     a_step_that_commits_resets_the_count,
+    calls_run_again_in_place_count_as_progress,
     a_run_that_died_after_its_decisions_waits_again,
     a_previous_incarnations_runs_are_taken_at_once,
     a_run_no_agent_here_made_is_ended_only_if_mine,
