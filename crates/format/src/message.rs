@@ -73,6 +73,9 @@ pub struct Message {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// The metadata key that marks a store's repair ([`Message::is_repair`]).
+pub const REPAIR_KEY: &str = "parlance_repair";
+
 impl Message {
     /// A message with content and nothing else.
     pub fn new(role: Role, content: Vec<Block>) -> Self {
@@ -116,6 +119,37 @@ impl Message {
         self.content.iter().filter_map(Block::as_tool_call)
     }
 
+    /// Whether this is a store's repair: results made up for calls that
+    /// never got one (their run died or stopped), marked
+    /// [`REPAIR_KEY`] in its metadata.
+    pub fn is_repair(&self) -> bool {
+        self.metadata
+            .as_ref()
+            .and_then(|meta| meta.get(REPAIR_KEY))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// Marks this message a repair ([`Message::is_repair`]).
+    pub fn mark_repair(&mut self) {
+        self.metadata
+            .get_or_insert_with(Default::default)
+            .insert(REPAIR_KEY.into(), Value::Bool(true));
+    }
+
+    /// Takes the repair mark off (its calls have run now); `true` when it
+    /// had one.
+    pub fn unmark_repair(&mut self) -> bool {
+        let Some(meta) = &mut self.metadata else {
+            return false;
+        };
+        let had = meta.remove(REPAIR_KEY).is_some();
+        if had && meta.is_empty() {
+            self.metadata = None;
+        }
+        had
+    }
+
     /// Reads a message from canonical (or older, accepted) JSON.
     pub fn from_value(value: &Value) -> Result<Message, FormatError> {
         crate::read::message(value, &crate::read::Path::root())
@@ -132,5 +166,32 @@ impl<'de> serde::Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(d)?;
         Message::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod repair_mark_tests {
+    use super::*;
+
+    #[test]
+    fn a_repair_mark_comes_and_goes_and_leaves_other_metadata_alone() {
+        let mut m = Message::assistant("x");
+        assert!(!m.is_repair());
+        assert!(!m.unmark_repair());
+        m.mark_repair();
+        assert!(m.is_repair());
+        assert!(m.unmark_repair());
+        assert_eq!(m.metadata, None, "nothing else was there");
+        m.metadata = Some(serde_json::Map::from_iter([(
+            "note".into(),
+            Value::from(1),
+        )]));
+        m.mark_repair();
+        assert!(m.unmark_repair());
+        assert_eq!(m.metadata.unwrap().len(), 1, "the rest is kept");
+        let mut empty = Message::assistant("y");
+        empty.metadata = Some(Default::default());
+        assert!(!empty.unmark_repair());
+        assert_eq!(empty.metadata, Some(Default::default()));
     }
 }

@@ -38,9 +38,7 @@ pub fn repair(history: &[Message]) -> Option<Message> {
         return None;
     }
     let mut m = Message::new(Role::Tool, missing);
-    let mut meta = serde_json::Map::new();
-    meta.insert("parlance_repair".into(), serde_json::Value::Bool(true));
-    m.metadata = Some(meta);
+    m.mark_repair();
     Some(m)
 }
 
@@ -71,9 +69,7 @@ pub fn settle_pending(last: &Message) -> Option<Message> {
             *b = Block::tool_result(r);
         }
     }
-    m.metadata
-        .get_or_insert_with(Default::default)
-        .insert("parlance_repair".into(), serde_json::Value::Bool(true));
+    m.mark_repair();
     Some(m)
 }
 

@@ -74,16 +74,8 @@ pub enum Takeover {
 fn progress_marker(history: &[(i64, Message)]) -> i64 {
     match history.last() {
         None => -2,
-        Some((seq, m)) => 2 * seq + i64::from(is_repair(m)),
+        Some((seq, m)) => 2 * seq + i64::from(m.is_repair()),
     }
-}
-
-fn is_repair(m: &Message) -> bool {
-    m.metadata
-        .as_ref()
-        .and_then(|meta| meta.get("parlance_repair"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
 }
 
 impl Store {
@@ -159,6 +151,7 @@ impl Store {
         }
     }
 
+    /// How a run found dead by [`Store::dead_runs`] is known to be.
     fn dead(&self, mine: bool) -> Dead<'_> {
         match mine {
             true => Dead::HeldBy(&self.holder),
@@ -232,13 +225,11 @@ impl Store {
                 "message": format!("the run died {attempt} times at the same step (its process stopped before the step committed, each time); it is not resumed again"),
                 "cause": {"attempts": attempt, "max_attempts": max_attempts},
             });
-            let dead = if mine {
-                Dead::HeldBy(&self.holder)
-            } else {
-                Dead::Before(now)
-            };
             return Ok(
-                match self.interrupt_if(tx, &thread, id, &error, dead).await? {
+                match self
+                    .interrupt_if(tx, &thread, id, &error, self.dead(mine))
+                    .await?
+                {
                     true => Takeover::GaveUp { attempts: attempt },
                     false => Takeover::Gone,
                 },

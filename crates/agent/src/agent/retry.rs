@@ -39,18 +39,9 @@ impl RetryOf {
             RetryOf::Failed => {
                 matches!(r.status, ToolStatus::ToolFailed | ToolStatus::Interrupted)
             }
-            RetryOf::Died => r.status == ToolStatus::Interrupted && is_repair(m),
+            RetryOf::Died => r.status == ToolStatus::Interrupted && m.is_repair(),
         }
     }
-}
-
-/// Whether `m` is the store's repair of calls that had not committed.
-fn is_repair(m: &Message) -> bool {
-    m.metadata
-        .as_ref()
-        .and_then(|meta| meta.get("parlance_repair"))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
 }
 
 impl Agent {

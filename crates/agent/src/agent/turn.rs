@@ -118,12 +118,7 @@ impl Agent {
                 last.content = content;
                 // A repair's results have run now: it is a repair no more
                 // (were the run to die again, they would not run twice).
-                if let Some(meta) = &mut last.metadata
-                    && meta.remove("parlance_repair").is_some()
-                    && meta.is_empty()
-                {
-                    last.metadata = None;
-                }
+                last.unmark_repair();
                 crate::guardrail::note(last, stop.records);
                 hooks.emit(RunEvent::MessageCompleted(last.clone()));
                 hooks.commit(Step::ReplaceLast(last)).await
