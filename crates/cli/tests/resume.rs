@@ -100,8 +100,9 @@ async fn killed_during_a_model_step_the_run_finishes_after_the_restart() {
     assert_eq!(runs.len(), 1, "the same run went on: {t}");
     assert_eq!(runs[0]["status"], "completed", "{t}");
     assert_eq!(runs[0]["output"], "It has shipped.");
+    // Within the 10 s waited for: its lease (30 s) had far to go, so only
+    // the restarted server's own takeover can have carried it on.
     assert_eq!(provider.received().len(), 2);
-    assert!(took < Duration::from_secs(5), "took {took:?}");
     eprintln!("a run killed mid model step finished {took:?} after the restart");
 }
 
