@@ -8,6 +8,7 @@
 //! | `POST /v1/threads`, `GET /v1/threads` | create, list (the caller's own, paged) |
 //! | `GET /v1/threads/{id}`, `DELETE /v1/threads/{id}` | read (messages, runs; artifacts for operators), delete |
 //! | `POST /v1/threads/{id}/retry` | retry the thread's failed last run |
+//! | `POST /v1/chat/completions` | OpenAI's Chat Completions, `model` = a configured agent ([`protocols`]) |
 //! | `POST /v1/sessions/end` | operators: end every inbox session of a subject ([`sessions`]) |
 //! | `GET /openapi.json` | the OpenAPI 3.1 document (also checked in as `schema/openapi.json`) |
 //! | `GET /healthz` | liveness |
@@ -32,6 +33,7 @@ pub mod http_tool;
 pub mod identity;
 pub mod metrics;
 mod openapi;
+pub mod protocols;
 pub mod runs;
 pub mod secrets;
 pub mod sessions;
@@ -72,6 +74,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs", post(runs::create_run))
         .route("/v1/runs/{id}/decisions", post(runs::decide))
         .route("/v1/threads/{id}/retry", post(runs::retry))
+        .route(
+            "/v1/chat/completions",
+            post(protocols::openai_chat::chat_completions),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.admission),
             admission::admit,

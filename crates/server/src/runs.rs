@@ -60,7 +60,7 @@ pub async fn create_run(
 
 /// A stateless run's response as `who` may read it; paused, with the
 /// signature that a decision on it must bring back.
-fn stateless(state: &AppState, who: &Principal, agent: &Agent, r: &Response) -> Value {
+pub(crate) fn stateless(state: &AppState, who: &Principal, agent: &Agent, r: &Response) -> Value {
     let mut v = outbound(state, who, serde_json::to_value(r).expect("json"));
     if r.status == RunStatus::RequiresApproval {
         // Signed as the client reads it, so that it comes back identical.

@@ -1,0 +1,97 @@
+"""`parlance serve` speaks OpenAI's Chat Completions: the official `openai`
+client (PyPI) runs a configured agent by its name, its tool running on the
+server, answered and streamed in the API's own shapes, on a stored thread
+with a header; its errors are the SDK's exceptions."""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import openai
+import pytest
+from mock_openai import after_tools, calls, error, text
+from test_guide import OrdersTool, served  # noqa: F401  (the fixture)
+
+
+def client(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused-on-loopback", max_retries=0)
+
+
+def test_the_official_client_runs_an_agent_by_name(served: Tuple[str, OrdersTool], mock: Any) -> None:  # noqa: F811
+    url, tool = served
+    mock.script = after_tools(calls(("c1", "get_order", {"order_id": "A-17"})), lambda b: "A-17 has shipped.")
+    c = client(url)
+    r = c.chat.completions.create(
+        model="support",
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is A-17?"}],
+    )
+    assert r.object == "chat.completion" and r.model == "support"
+    assert r.choices[0].message.role == "assistant"
+    assert r.choices[0].message.content == "A-17 has shipped."
+    assert r.choices[0].finish_reason == "stop"
+    assert r.usage is not None and r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens > 0
+    assert tool.got == [{"path": "/orders", "args": {"order_id": "A-17"}}], "the tool ran on the server"
+    extra: Any = r.model_extra
+    assert extra["parlance"]["status"] == "completed" and extra["parlance"]["run_id"].startswith("run")
+    # The client's system message reached the model after the agent's instructions.
+    sent = [m["content"] for m in mock.requests[0]["messages"] if m["role"] == "system"]
+    assert sent == ["You answer about orders.", "Be brief."], sent
+
+    mock.script = after_tools(calls(("c2", "get_order", {"order_id": "A-18"})), lambda b: "A-18 is on its way.")
+    chunks = list(
+        c.chat.completions.create(
+            model="support",
+            messages=[{"role": "user", "content": "And A-18?"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+    assert text == "A-18 is on its way."
+    assert [ch.choices[0].finish_reason for ch in chunks if ch.choices and ch.choices[0].finish_reason] == ["stop"]
+    assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0
+    assert all(ch.object == "chat.completion.chunk" and ch.id == chunks[0].id for ch in chunks)
+
+
+def test_a_thread_header_keeps_the_conversation(served: Tuple[str, OrdersTool], mock: Any) -> None:  # noqa: F811
+    url, _ = served
+    seen: List[int] = []
+
+    def answer(body: Any) -> Any:
+        seen.append(len(body["messages"]))
+        return text(f"{len(seen)}")
+
+    mock.script = answer
+    c = client(url)
+    thread = c.post("/threads", body={}, cast_to=object)
+    assert isinstance(thread, dict)
+    headers = {"x-parlance-thread": thread["id"]}
+    first = c.chat.completions.create(
+        model="support", messages=[{"role": "user", "content": "I am Ada."}], extra_headers=headers
+    )
+    second = c.chat.completions.create(
+        model="support", messages=[{"role": "user", "content": "Who am I?"}], extra_headers=headers
+    )
+    assert (first.choices[0].message.content, second.choices[0].message.content) == ("1", "2")
+    # The second request sent only its new message; the model read the thread.
+    assert seen == [2, 4], seen
+    extra: Any = second.model_extra
+    assert extra["parlance"]["thread_id"] == thread["id"]
+
+
+def test_errors_are_the_sdks_exceptions(served: Tuple[str, OrdersTool], mock: Any) -> None:  # noqa: F811
+    url, _ = served
+    c = client(url)
+    with pytest.raises(openai.NotFoundError, match="the agents of this server: support"):
+        c.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "Hi"}])
+    with pytest.raises(openai.BadRequestError, match="a request's tools would never be called"):
+        c.chat.completions.create(
+            model="support",
+            messages=[{"role": "user", "content": "Hi"}],
+            tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+        )
+    with pytest.raises(openai.BadRequestError, match="the last message must be the user's"):
+        c.chat.completions.create(model="support", messages=[{"role": "assistant", "content": "Hi"}])
+    mock.script = lambda body: error(400, "the model is down")
+    with pytest.raises(openai.UnprocessableEntityError, match="the run failed"):
+        c.chat.completions.create(model="support", messages=[{"role": "user", "content": "Hi"}])
