@@ -15,6 +15,7 @@ import { before, test } from "node:test";
 import { localModelPath } from "parlance-ai";
 
 import { afterTools, calls, startMock, text } from "./helpers/mock.mjs";
+import { startServe } from "./helpers/serve.mjs";
 
 const repo = process.env.PARLANCE_REPO;
 assert.ok(repo, "PARLANCE_REPO names the repository (bindings/node/scripts/test sets it)");
@@ -326,12 +327,6 @@ test("observability: a run's spans reach an OTLP collector", async (t) => {
 });
 
 test("serving: a client of parlance serve, with the guide's configuration", async (t) => {
-  const binary = process.env.PARLANCE_BIN ?? join(repo, "target", "debug", "parlance");
-  if (!existsSync(binary)) {
-    assert.ok(!process.env.PARLANCE_REQUIRE_MODEL, `no parlance command at ${binary} (cargo build -p parlance-cli)`);
-    t.skip(`no parlance command at ${binary}`);
-    return;
-  }
   const orders = await jsonServer((path, args) => ({ order_id: args.order_id, status: "shipped" }));
   t.after(orders.close);
   const last = (body) => userTexts(body).at(-1);
@@ -346,27 +341,13 @@ test("serving: a client of parlance serve, with the guide's configuration", asyn
   const dir = join(work, "serve");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir);
-  const server = spawn(binary, ["serve", "--config", join(repo, "docs", "guide", "examples", "parlance.toml")], {
-    env: {
-      ...process.env,
-      OPENAI_BASE_URL: mock.url,
-      OPENAI_API_KEY: "sk-test",
-      PARLANCE_LISTEN: "127.0.0.1:0",
-      PARLANCE_STORE_URL: `sqlite://${join(dir, "serve.db")}`,
-      PARLANCE__TOOLS__GET_ORDER__URL: `${orders.url}/orders`,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const url = await startServe(t, join(repo, "docs", "guide", "examples", "parlance.toml"), {
+    OPENAI_BASE_URL: mock.url,
+    OPENAI_API_KEY: "sk-test",
+    PARLANCE_STORE_URL: `sqlite://${join(dir, "serve.db")}`,
+    PARLANCE__TOOLS__GET_ORDER__URL: `${orders.url}/orders`,
   });
-  t.after(() => server.kill());
-  const url = await new Promise((resolve, reject) => {
-    let seen = "";
-    server.stdout.on("data", (c) => {
-      seen += c;
-      const m = /listening on (http:\/\/\S+)/.exec(seen);
-      if (m) resolve(m[1]);
-    });
-    server.on("exit", (code) => reject(new Error(`parlance serve exited (${code}): ${seen}`)));
-  });
+  if (url === undefined) return;
   assert.deepEqual((await ok("serving", mock, { PARLANCE_URL: url })).trimEnd().split("\n"), [
     "completed A-1001 has shipped.",
     "completed You're welcome.",
