@@ -79,6 +79,20 @@ test("the official openai client runs an agent by name, streamed too, on a threa
   const userTurns = mock.requests.at(-1).body.messages.filter((m) => m.role === "user").length;
   assert.equal(userTurns, 2, "the second request's history came from the thread");
 
+  // The Responses API: previous_response_id goes on in the run's thread.
+  const first = await client.responses.create({ model: "support", input: "Where is A-17?" });
+  assert.equal(first.output_text, "A-17 has shipped.");
+  const before = mock.requests.length;
+  const second = await client.responses.create({ model: "support", input: "Where is A-17?", previous_response_id: first.id });
+  assert.equal(second.output_text, "A-17 has shipped.");
+  assert.equal(second.previous_response_id, first.id);
+  const history = mock.requests[before].body.messages.filter((m) => m.role === "user").length;
+  assert.equal(history, 2, "the thread's history went to the model");
+  const events = [];
+  for await (const e of await client.responses.create({ model: "support", input: "Where is A-17?", stream: true })) events.push(e.type);
+  assert.equal(events[0], "response.created");
+  assert.equal(events.at(-1), "response.completed");
+
   await assert.rejects(
     client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }] }),
     (e) => e instanceof OpenAI.NotFoundError && /the agents of this server: support/.test(e.message),

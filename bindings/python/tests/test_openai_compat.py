@@ -95,3 +95,38 @@ def test_errors_are_the_sdks_exceptions(served: Tuple[str, OrdersTool], mock: An
     mock.script = lambda body: error(400, "the model is down")
     with pytest.raises(openai.UnprocessableEntityError, match="the run failed"):
         c.chat.completions.create(model="support", messages=[{"role": "user", "content": "Hi"}])
+
+
+def test_the_responses_api_goes_on_from_a_previous_response(served: Tuple[str, OrdersTool], mock: Any) -> None:  # noqa: F811
+    """`responses.create` answers with `output_text`; `previous_response_id`
+    goes on in the run's thread (only the new input is sent); the SDK's
+    `responses.stream()` assembles the streamed events."""
+    url, tool = served
+    mock.script = after_tools(calls(("c1", "get_order", {"order_id": "A-17"})), lambda b: "A-17 has shipped.")
+    c = client(url)
+    first = c.responses.create(model="support", input="Where is A-17?")
+    assert first.output_text == "A-17 has shipped."
+    assert first.id.startswith("run") and first.status == "completed"
+    assert first.usage is not None and first.usage.total_tokens > 0
+    assert tool.got == [{"path": "/orders", "args": {"order_id": "A-17"}}]
+
+    mock.script = lambda body: text(f"{len(body['messages'])} messages")
+    second = c.responses.create(model="support", input="Thanks!", previous_response_id=first.id)
+    # instructions, user, call, result, answer, user: the thread's history.
+    assert second.output_text == "6 messages", second.output_text
+    assert second.previous_response_id == first.id
+
+    with c.responses.stream(model="support", input="Streamed?", previous_response_id=second.id) as s:
+        kinds = [e.type for e in s]
+        final = s.get_final_response()
+    assert final.output_text == "8 messages"
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed", kinds
+    assert "response.output_text.delta" in kinds
+
+    # store=False: stateless, the request's own items are the history.
+    alone = c.responses.create(model="support", input="Hi", store=False)
+    assert alone.output_text == "2 messages"
+    with pytest.raises(openai.NotFoundError):
+        c.responses.create(model="support", input="Hi", previous_response_id="run_nope")
+    with pytest.raises(openai.BadRequestError, match="only the new user input"):
+        c.responses.create(model="support", input="Hi", instructions="Be terse.")

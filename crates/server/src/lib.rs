@@ -78,6 +78,10 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/chat/completions",
             post(protocols::openai_chat::chat_completions),
         )
+        .route(
+            "/v1/responses",
+            post(protocols::openai_responses::responses),
+        )
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.admission),
             admission::admit,

@@ -55,7 +55,8 @@ struct Ask {
     include_usage: bool,
 }
 
-fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
+/// The configured agent a request names as its `model`.
+pub(super) fn agent_named(state: &AppState, body: &Value) -> Result<String, ApiError> {
     let agent = body.get("model").and_then(Value::as_str).ok_or_else(|| {
         ApiError::invalid_request("model: required: the name of an agent of this server")
     })?;
@@ -67,6 +68,11 @@ fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
             known.join(", ")
         )));
     }
+    Ok(agent.to_string())
+}
+
+/// A request's own `tools` are refused: the agent's run on the server.
+pub(super) fn no_tools(body: &Value) -> Result<(), ApiError> {
     if body
         .get("tools")
         .and_then(Value::as_array)
@@ -76,6 +82,12 @@ fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
             "tools: the agent's own tools run on the server; a request's tools would never be called (leave them out)",
         ));
     }
+    Ok(())
+}
+
+fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
+    let agent = agent_named(state, body)?;
+    no_tools(body)?;
     let decoded = parlance_providers::openai_chat::decode_request(body)
         .map_err(|e| ApiError::invalid_request(e.to_string()))?;
     let mut messages = decoded.request.messages;
@@ -90,7 +102,7 @@ fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
     }
     let input = messages.split_off(first_input);
     Ok(Ask {
-        agent: agent.to_string(),
+        agent,
         history: messages,
         input,
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
@@ -209,7 +221,7 @@ impl Head {
 }
 
 /// A failed run: `422` with its error.
-fn failed(state: &AppState, r: &Response) -> ApiError {
+pub(super) fn failed(state: &AppState, r: &Response) -> ApiError {
     let (code, message) = r.error.as_ref().map_or(("failed", "the run failed"), |e| {
         (e.code.as_str(), e.message.as_str())
     });
@@ -227,7 +239,7 @@ fn failed(state: &AppState, r: &Response) -> ApiError {
 }
 
 /// The answer's text; for a run that waits for decisions, where to decide.
-fn content(state: &AppState, r: &Response) -> String {
+pub(super) fn content(state: &AppState, r: &Response) -> String {
     let text = match r.status {
         RunStatus::RequiresApproval => {
             let names: Vec<&str> = r.pending.iter().map(|p| p.name.as_str()).collect();
@@ -271,7 +283,7 @@ fn usage(u: &Usage) -> Value {
 /// What Parlance adds beside OpenAI's fields: where the run is, and for
 /// a stateless run that waits, its paused response, signed, to send back
 /// with the decisions (`POST /v1/runs/{id}/decisions` with `paused`).
-fn extension(state: &AppState, who: &Principal, agent: &Agent, r: &Response) -> Value {
+pub(super) fn extension(state: &AppState, who: &Principal, agent: &Agent, r: &Response) -> Value {
     let mut v = outbound(
         state,
         who,
