@@ -178,13 +178,18 @@ fn out_of_resources(e: &(dyn std::error::Error + 'static)) -> bool {
 
 /// The causes of a transport failure, in words (not the URL).
 fn describe_ref(e: &reqwest::Error) -> String {
+    causes(e).join(": ")
+}
+
+/// Each cause under `e`, in words.
+fn causes(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     let mut parts = Vec::new();
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(s) = source {
         parts.push(s.to_string());
         source = s.source();
     }
-    parts.join(": ")
+    parts
 }
 
 /// A transport failure in words, without the URL: the kind, then each
@@ -200,11 +205,7 @@ fn describe(e: reqwest::Error) -> String {
     } else {
         "the request failed".to_string()
     }];
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        parts.push(s.to_string());
-        source = s.source();
-    }
+    parts.extend(causes(&e));
     parts.dedup();
     parts.join(": ")
 }

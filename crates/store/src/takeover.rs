@@ -71,10 +71,10 @@ pub enum Takeover {
 /// Where a thread stands, for counting attempts: its last message's place,
 /// and whether that message is a repair (which the resumed run replaces
 /// in place once its calls commit: progress, at the same place).
-fn progress_marker(history: &[(i64, Message)]) -> i64 {
-    match history.last() {
-        None => -2,
-        Some((seq, m)) => 2 * seq + i64::from(m.is_repair()),
+fn progress_marker(last_seq: Option<i64>, last: Option<&Message>) -> i64 {
+    match (last_seq, last) {
+        (Some(seq), Some(m)) => 2 * seq + i64::from(m.is_repair()),
+        _ => -2,
     }
 }
 
@@ -196,22 +196,24 @@ impl Store {
             .bind(&thread)
             .fetch_all(&mut **tx)
             .await?;
-        let mut history = rows
+        let stored = rows
             .iter()
-            .map(|r| Self::message_from(&thread, r).map(|m| (m.seq, m.message)))
+            .map(|r| Self::message_from(&thread, r))
             .collect::<R<Vec<_>>>()?;
-        let fix = repair(&history.iter().map(|(_, m)| m.clone()).collect::<Vec<_>>());
+        let mut last_seq = stored.last().map(|m| m.seq);
+        let mut history: Vec<Message> = stored.into_iter().map(|m| m.message).collect();
+        let fix = repair(&history);
         let waiting = fix.is_none()
-            && history.last().is_some_and(|(_, m)| {
+            && history.last().is_some_and(|m| {
                 m.content
                     .iter()
                     .any(|b| matches!(b, Block::ApprovalRequest { .. }))
             });
         if let Some(fix) = &fix {
-            let seq = history.last().map_or(0, |(s, _)| s + 1);
-            history.push((seq, fix.clone()));
+            last_seq = Some(last_seq.map_or(0, |s| s + 1));
+            history.push(fix.clone());
         }
-        let marker = progress_marker(&history);
+        let marker = progress_marker(last_seq, history.last());
         let attempt = match resumed_at {
             Some(at) if at == marker => u32::try_from(attempts)
                 .unwrap_or(u32::MAX)
@@ -279,7 +281,7 @@ impl Store {
                 thread_id: thread,
                 count_spend: false,
             },
-            history: history.into_iter().map(|(_, m)| m).collect(),
+            history,
             attempt,
         })
     }

@@ -85,22 +85,32 @@ pub(super) fn no_tools(body: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
-    let agent = agent_named(state, body)?;
-    no_tools(body)?;
-    let decoded = parlance_providers::openai_chat::decode_request(body)
-        .map_err(|e| ApiError::invalid_request(e.to_string()))?;
-    let mut messages = decoded.request.messages;
+/// A request's messages split into the earlier turns and the run's input
+/// (the trailing user messages); `refusal` when it ends with no user's.
+pub(super) fn split_input(
+    mut messages: Vec<Message>,
+    refusal: &str,
+) -> Result<(Vec<Message>, Vec<Message>), ApiError> {
     let first_input = messages
         .iter()
         .rposition(|m| m.role != Role::User)
         .map_or(0, |i| i + 1);
     if first_input == messages.len() {
-        return Err(ApiError::invalid_request(
-            "messages: the last message must be the user's (it is the run's input)",
-        ));
+        return Err(ApiError::invalid_request(refusal));
     }
     let input = messages.split_off(first_input);
+    Ok((messages, input))
+}
+
+fn read(state: &AppState, body: &Value) -> Result<Ask, ApiError> {
+    let agent = agent_named(state, body)?;
+    no_tools(body)?;
+    let decoded = parlance_providers::openai_chat::decode_request(body)
+        .map_err(|e| ApiError::invalid_request(e.to_string()))?;
+    let (messages, input) = split_input(
+        decoded.request.messages,
+        "messages: the last message must be the user's (it is the run's input)",
+    )?;
     Ok(Ask {
         agent,
         history: messages,

@@ -33,7 +33,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
-use parlance_format::{Message, Response, Role, RunStatus, Turn};
+use parlance_format::{Message, Response, RunStatus, Turn};
 use parlance_runtime::{ResumeError, ThreadRunner};
 use serde_json::{Value, json};
 
@@ -63,17 +63,10 @@ pub async fn responses(
     let agent = state.agents[&name].clone();
     let decoded = parlance_providers::openai_responses::decode_request(&body)
         .map_err(|e| ApiError::invalid_request(e.to_string()))?;
-    let mut messages = decoded.request.messages;
-    let first_input = messages
-        .iter()
-        .rposition(|m| m.role != Role::User)
-        .map_or(0, |i| i + 1);
-    if first_input == messages.len() {
-        return Err(ApiError::invalid_request(
-            "input: the last item must be the user's (it is the run's input)",
-        ));
-    }
-    let input = messages.split_off(first_input);
+    let (messages, input) = super::openai_chat::split_input(
+        decoded.request.messages,
+        "input: the last item must be the user's (it is the run's input)",
+    )?;
     let previous = body.get("previous_response_id").and_then(Value::as_str);
     let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
     let place = match (previous, store) {
