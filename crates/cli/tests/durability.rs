@@ -132,7 +132,10 @@ async fn runs_on_threads_outlive_their_clients() {
         .unwrap();
     let first = resp.chunk().await.unwrap().unwrap();
     let first = String::from_utf8_lossy(&first).to_string();
-    assert!(first.starts_with("event: run_started"), "{first}");
+    assert!(
+        first.starts_with("id: ") && first.contains("\nevent: run_started\n"),
+        "{first}"
+    );
     let (_, started) = parlance_providers::transport::parse_sse(&first).remove(0);
     let run_id = serde_json::from_str::<Value>(&started).unwrap()["id"]
         .as_str()

@@ -182,6 +182,11 @@ pub struct RunHandle {
     pub run_id: String,
     /// Its thread.
     pub thread_id: String,
+    /// For a streamed run, the position of its log ([`Store::log_after`])
+    /// when this part of it started: its `message` events take the next
+    /// positions, one each, in order (each is one committed write).
+    /// `None` when the run does not stream or the store could not say.
+    pub log_start: Option<u64>,
     events: mpsc::UnboundedReceiver<RunEvent>,
     outcome: JoinHandle<Result<Response, ResumeError>>,
 }
@@ -441,7 +446,11 @@ impl ThreadRunner {
                     // An agent with thread or owner limits: the store
                     // counts what each step spends, with the step.
                     run.count_spend = agent.budget().is_some_and(|b| b.counts_in_store());
-                    let _ = claimed.send(Ok(run.clone()));
+                    let log_start = match &tx {
+                        Some(_) => log_start(&store, &run).await,
+                        None => None,
+                    };
+                    let _ = claimed.send(Ok((run.clone(), log_start)));
                     (run, work)
                 }
                 Err(e) => {
@@ -477,12 +486,13 @@ impl ThreadRunner {
             }
             result
         });
-        let active = on_claim.await.map_err(|_| {
+        let (active, log_start) = on_claim.await.map_err(|_| {
             StoreError::Database("the run's task ended before it claimed its thread".into())
         })??;
         Ok(RunHandle {
             run_id: active.id,
             thread_id: active.thread_id,
+            log_start,
             events,
             outcome,
         })
@@ -576,7 +586,7 @@ async fn execute(
 ) -> Result<Response, ResumeError> {
     let run = &checkpoint.run;
     let steps: Arc<dyn Checkpoint> = checkpoint.clone();
-    let response = match work {
+    let (response, final_answer) = match work {
         Work::Run {
             history,
             input,
@@ -592,7 +602,7 @@ async fn execute(
                 .thread(&run.thread_id)
                 .checkpoint(steps);
             match tx {
-                None => run.await,
+                None => (run.await, None),
                 Some(tx) => forward(run.stream(), tx).await?,
             }
         }
@@ -603,7 +613,7 @@ async fn execute(
                 .thread(&run.thread_id)
                 .checkpoint(steps);
             match tx {
-                None => carry_on.await,
+                None => (carry_on.await, None),
                 Some(tx) => forward(carry_on.stream(), tx).await?,
             }
         }
@@ -614,7 +624,7 @@ async fn execute(
                 .thread(&run.thread_id)
                 .checkpoint(steps);
             match tx {
-                None => retry.await,
+                None => (retry.await, None),
                 Some(tx) => forward(retry.stream(), tx).await?,
             }
         }
@@ -631,26 +641,42 @@ async fn execute(
                 })
                 .checkpoint(steps);
             match tx {
-                None => resume.await?,
+                None => (resume.await?, None),
                 Some(tx) => forward(resume.stream()?, tx).await?,
             }
         }
     };
     let held: Vec<Message> = checkpoint.take_held().into_iter().collect();
     store.finish_with(run, &held, &response).await?;
+    if let (Some(tx), Some(event)) = (tx, final_answer) {
+        let _ = tx.unbounded_send(event);
+    }
     Ok(response)
 }
 
 /// Passes a run's events on (to nobody, once the listener is gone) and
 /// keeps its final response back: `RunCompleted` is sent once stored.
+/// So is the final answer's `message` event: the checkpoint holds the
+/// answer back to write it with the outcome, and an event names only
+/// what is stored (returned here, sent by the caller after the outcome).
 async fn forward(
     mut events: RunStream,
     tx: &mpsc::UnboundedSender<RunEvent>,
-) -> Result<Response, StoreError> {
+) -> Result<(Response, Option<RunEvent>), StoreError> {
+    let mut held = None;
     while let Some(e) = events.next().await {
         match e {
-            RunEvent::RunCompleted(r) => return Ok(r),
+            RunEvent::RunCompleted(r) => return Ok((r, held)),
+            RunEvent::MessageCompleted(m) if StoreCheckpoint::is_final(&m) => {
+                // Another step after it would have written it first.
+                if let Some(earlier) = held.replace(RunEvent::MessageCompleted(m)) {
+                    let _ = tx.unbounded_send(earlier);
+                }
+            }
             other => {
+                if let Some(earlier) = held.take() {
+                    let _ = tx.unbounded_send(earlier);
+                }
                 let _ = tx.unbounded_send(other);
             }
         }
@@ -658,6 +684,18 @@ async fn forward(
     Err(StoreError::Database(
         "the run ended without an outcome".into(),
     ))
+}
+
+/// Where a streamed run's log stands as it starts (`None`, and events
+/// without positions, should the store not say).
+async fn log_start(store: &Store, run: &ActiveRun) -> Option<u64> {
+    match store.log_position(&run.thread_id, &run.id).await {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!(run = %run.id, error = %e, "could not read where the run's log stands: its events go without positions");
+            None
+        }
+    }
 }
 
 fn failed_response(active: &ActiveRun, e: &StoreError) -> Response {

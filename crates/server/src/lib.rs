@@ -40,6 +40,7 @@ pub mod sessions;
 pub mod signing;
 mod start;
 pub mod state;
+pub mod streams;
 pub mod threads;
 pub mod ui;
 
@@ -89,6 +90,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(running)
         .route("/v1/runs/{id}", get(runs::get_run))
+        .route("/v1/runs/{id}/events", get(streams::run_events))
         .route(
             "/v1/threads",
             post(threads::create_thread).get(threads::list_threads),

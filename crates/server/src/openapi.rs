@@ -42,7 +42,7 @@ pub fn openapi() -> Value {
     let json_body = |name: &str| json!({"required": true, "content": {"application/json": {"schema": schema(name)}}});
     let response = json!({"description": "The run's response envelope.", "content": {
         "application/json": {"schema": schema("Response")},
-        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events run_started (runs on threads: {id, thread_id}), text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, context_compacted ({strategy, replaces, tokens_before, tokens_after}), run_completed (data: the response; a stateless paused one carries its signature)."}}
+        "text/event-stream": {"schema": {"type": "string", "description": "With stream: true: events run_started (runs on threads: {id, thread_id}; every event of a run on a thread has an id to reconnect with, see GET /v1/runs/{id}/events), text_delta, thinking_delta, message, tool_call_started, tool_call_finished, approval_required, context_compacted ({strategy, replaces, tokens_before, tokens_after}), run_completed (data: the response; a stateless paused one carries its signature)."}}
     }});
     let object = |desc: &str| json!({"description": desc, "content": {"application/json": {"schema": {"type": "object"}}}});
     let id = |name: &str| json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
@@ -62,6 +62,12 @@ pub fn openapi() -> Value {
                 "parameters": id("id"),
                 "responses": {"200": object("{id, thread_id, status (running, requires_approval, completed, failed), messages, output, usage, finish_reason, pending, error, created_at, updated_at}"),
                               "401": error("Missing or unknown token"), "404": error("No such run")}}},
+            "/v1/runs/{id}/events": {"get": {"operationId": "runEvents", "summary": "A run's events after the last one a client saw (a stream that survives reconnects, from this server or any other of the store), then live until the run ends or waits",
+                "parameters": [id("id")[0].clone(),
+                    {"name": "after", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$"}, "description": "The id of the last event seen (Last-Event-ID wins when both are given); none: from the run's first message"},
+                    {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "string"}, "description": "The id of the last event seen, as EventSource sends it on reconnecting"}],
+                "responses": {"200": {"description": "The events, as the run's own stream names them; every event has an id: P for a message (its position in the run's log, the same on every server), P.k for the k-th event after it", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                              "400": error("after or Last-Event-ID is not an event id"), "401": error("Missing or unknown token"), "404": error("No such run")}}},
             "/v1/runs/{id}/decisions": {"post": {"operationId": "decide", "summary": "Decide pending calls; the run resumes",
                 "parameters": id("id"), "requestBody": json_body("DecisionsRequest"),
                 "responses": {"200": response, "400": error("Invalid request or refused decision"), "401": error("Missing or unknown token"),

@@ -15,8 +15,9 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
 use parlance_agent::{Agent, Resume, RunEvent};
-use parlance_format::{Block, Decision, Response, RunStatus};
+use parlance_format::{Decision, Response, RunStatus};
 use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
+use parlance_store::RunRecord;
 use serde_json::{Value, json};
 
 use crate::api::{
@@ -79,6 +80,11 @@ async fn detached(
     stream: bool,
 ) -> Result<HttpResponse, ApiError> {
     if stream {
+        let handle = match state.live.adopt(handle) {
+            Ok(live) => return Ok(crate::streams::live_response(state, who, live)),
+            // The log's position unknown: events without ids.
+            Err(handle) => handle,
+        };
         // First, where to read the run later should the connection drop.
         let started = RunEvent::TextDelta(String::new());
         let (id, thread) = (handle.run_id.clone(), handle.thread_id.clone());
@@ -317,30 +323,31 @@ pub async fn get_run(
     owned_thread(&state, &who, &record.thread_id)
         .await
         .map_err(|_| ApiError::not_found(&format!("run {id}")))?;
+    let out = stored_run(&state, &record).await?;
+    Ok(Json(outbound(&state, &who, out)).into_response())
+}
+
+/// A run as stored, as `GET /v1/runs/{id}` reads it (before it is made
+/// fit for its reader).
+pub(crate) async fn stored_run(
+    state: &AppState,
+    record: &RunRecord,
+) -> Result<Value, parlance_store::StoreError> {
     let messages: Vec<_> = state
         .store
         .all_messages(&record.thread_id)
         .await?
         .into_iter()
-        .filter(|m| m.run_id.as_deref() == Some(id.as_str()))
+        .filter(|m| m.run_id.as_deref() == Some(record.id.as_str()))
         .map(|m| m.message)
         .collect();
-    let pending: Vec<Value> = if record.status == RunStatus::RequiresApproval.as_str() {
-        messages
-            .last()
-            .into_iter()
-            .flat_map(|m| &m.content)
-            .filter_map(|b| match b {
-                Block::ApprovalRequest { approval_request } => {
-                    Some(serde_json::to_value(approval_request).expect("json"))
-                }
-                _ => None,
-            })
-            .collect()
-    } else {
-        Vec::new()
+    let pending = match messages.last() {
+        Some(last) if record.status == RunStatus::RequiresApproval.as_str() => {
+            crate::streams::pending_of(&last.content)
+        }
+        _ => Vec::new(),
     };
-    let out = json!({
+    Ok(json!({
         "id": record.id,
         "thread_id": record.thread_id,
         "status": record.status,
@@ -352,6 +359,5 @@ pub async fn get_run(
         "error": record.error,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
-    });
-    Ok(Json(outbound(&state, &who, out)).into_response())
+    }))
 }

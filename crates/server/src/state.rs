@@ -51,6 +51,8 @@ pub struct AppState {
     pub limits: crate::admission::Limits,
     /// Turns for the requests that run an agent.
     pub admission: Arc<crate::admission::Admission>,
+    /// The runs this server streams, for clients that reconnect.
+    pub live: Arc<crate::streams::LiveRuns>,
 }
 
 /// Shared state for the handlers.
@@ -178,6 +180,7 @@ impl AppState {
             resumer,
             limits,
             admission: Arc::new(crate::admission::Admission::new(limits.runs, config_queue)),
+            live: Default::default(),
         })
     }
 }

@@ -286,9 +286,9 @@ impl Store {
         seq: i64,
         fixed: &Message,
     ) -> R<()> {
-        sqlx::query(
-            self.q("UPDATE parlance_messages SET body = ? WHERE thread_id = ? AND seq = ?"),
-        )
+        sqlx::query(self.q(
+            "UPDATE parlance_messages SET body = ?, rev = rev + 1 WHERE thread_id = ? AND seq = ?",
+        ))
         .bind(parlance_format::to_json(fixed))
         .bind(thread)
         .bind(seq)

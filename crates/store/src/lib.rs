@@ -26,6 +26,7 @@ mod batch;
 mod claim;
 mod cooldowns;
 mod inbox;
+mod log;
 mod redact;
 mod repair;
 mod runs;
@@ -39,6 +40,7 @@ mod writer;
 
 pub use claim::Claim;
 pub use inbox::WaitingRun;
+pub use log::LoggedMessage;
 pub use parlance_format::ThreadSpend;
 pub use redact::{MIN_SECRET_LEN, REDACTED, Redactor};
 pub use repair::{repair, settle_pending};

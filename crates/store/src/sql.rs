@@ -134,4 +134,11 @@ pub const MIGRATIONS: &[&[&str]] = &[
         "ALTER TABLE parlance_runs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0",
         "ALTER TABLE parlance_runs ADD COLUMN resumed_at BIGINT",
     ],
+    &[
+        // Streams that survive reconnects (`log` module): how many times
+        // a message was rewritten in place by the run that owns it (the
+        // last message replaced by a resume, a retry or a settlement), so
+        // that a run's events are numbered from the store alone.
+        "ALTER TABLE parlance_messages ADD COLUMN rev BIGINT NOT NULL DEFAULT 0",
+    ],
 ];

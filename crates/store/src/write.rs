@@ -31,8 +31,9 @@ const RENEW: &str = "UPDATE parlance_runs SET updated_at = ?, lease_until = ? WH
 
 /// The last message replaced, only while the run holds its lease. It now
 /// belongs to the run that rewrote it (a retry replacing the failed
-/// results of an earlier run).
-const REPLACE_LAST: &str = "UPDATE parlance_messages SET body = ?, run_id = ? WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?) AND EXISTS (SELECT 1 FROM parlance_runs WHERE id = ? AND status = 'running' AND lease_until >= ?)";
+/// results of an earlier run): its revision counts the run's own
+/// rewrites, from 0 for a run that takes it over (see the `log` module).
+const REPLACE_LAST: &str = "UPDATE parlance_messages SET body = ?, rev = CASE WHEN run_id = ? THEN rev + 1 ELSE 0 END, run_id = ? WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?) AND EXISTS (SELECT 1 FROM parlance_runs WHERE id = ? AND status = 'running' AND lease_until >= ?)";
 
 /// The outcome: no row changed once the lease ran out.
 const OUTCOME: &str = "UPDATE parlance_runs SET status = ?, usage = ?, error = ?, output = ?, finish_reason = ?, lease_until = ?, updated_at = ? WHERE id = ? AND status = 'running' AND lease_until >= ?";
@@ -65,6 +66,7 @@ impl Store {
             REPLACE_LAST,
             vec![
                 self.stored_message(message)?.into(),
+                run.id.as_str().into(),
                 run.id.as_str().into(),
                 run.thread_id.as_str().into(),
                 run.thread_id.as_str().into(),

@@ -14,7 +14,72 @@ both!(
     migrations_are_versioned_and_idempotent,
     nothing_is_written_that_cannot_be_read_back,
     ended_sessions_are_refused_and_later_ones_are_not,
+    a_runs_log_numbers_every_write_of_its_messages,
 );
+
+/// A run's log (what a reconnecting stream reads): one position per
+/// write, a rewrite in place included; a later run that rewrites an
+/// earlier run's message counts it from its own first position.
+async fn a_runs_log_numbers_every_write_of_its_messages(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let run = store.begin_run(&thread.id, &json!({})).await.unwrap();
+    assert_eq!(store.log_position(&thread.id, &run.id).await.unwrap(), 0);
+    store
+        .append(&run, &[Message::user("hi"), says("calling")])
+        .await
+        .unwrap();
+    store.append(&run, &[says("waiting")]).await.unwrap();
+    store.replace_last(&run, &says("decided")).await.unwrap();
+    store
+        .replace_last(&run, &says("decided again"))
+        .await
+        .unwrap();
+    assert_eq!(store.log_position(&thread.id, &run.id).await.unwrap(), 5);
+    let text = |m: &parlance_store::LoggedMessage| m.message.text();
+    let log = store.log_after(&thread.id, &run.id, 0).await.unwrap();
+    let positions: Vec<(u64, String)> = log.iter().map(|m| (m.position, text(m))).collect();
+    assert_eq!(
+        positions,
+        [
+            (1, "hi".into()),
+            (2, "calling".into()),
+            (5, "decided again".into())
+        ]
+    );
+    // A client that saw the first rewrite (position 4) gets the second.
+    let log = store.log_after(&thread.id, &run.id, 4).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!((log[0].position, log[0].seq), (5, 2));
+    assert!(
+        store
+            .log_after(&thread.id, &run.id, 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let failed = parlance_format::Response {
+        id: Some(run.id.clone()),
+        thread_id: Some(thread.id.clone()),
+        status: parlance_format::RunStatus::Failed,
+        messages: Vec::new(),
+        output: serde_json::Value::Null,
+        usage: Default::default(),
+        cost: None,
+        finish_reason: None,
+        pending: Vec::new(),
+        error: Some(parlance_format::RunError::new("tool_failed", "it failed")),
+    };
+    store.finish_run(&run, &failed).await.unwrap();
+    let retry = store.begin_run(&thread.id, &json!({})).await.unwrap();
+    store.replace_last(&retry, &says("retried")).await.unwrap();
+    let log = store.log_after(&thread.id, &retry.id, 0).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!((log[0].position, text(&log[0])), (1, "retried".into()));
+    assert_eq!(store.log_position(&thread.id, &retry.id).await.unwrap(), 1);
+    // The first run's log no longer holds the message it lost.
+    assert_eq!(store.log_position(&thread.id, &run.id).await.unwrap(), 2);
+}
 
 /// `levels` nested arrays around `1`.
 fn nested(levels: usize) -> serde_json::Value {
@@ -164,7 +229,7 @@ async fn a_thread_longer_than_a_page_is_read_whole(store: Store) {
 }
 
 async fn migrations_are_versioned_and_idempotent(store: Store) {
-    assert_eq!(store.schema_version().await.unwrap(), 6);
+    assert_eq!(store.schema_version().await.unwrap(), 7);
 }
 
 /// A logout ends that session only; ending a subject's sessions ends every

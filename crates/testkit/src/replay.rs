@@ -27,6 +27,9 @@ pub enum Reply {
     Binary { chunks: Vec<Vec<u8>>, cut: bool },
     /// Another reply, after a delay (milliseconds).
     Delayed(u64, Box<Reply>),
+    /// A stream (`Sse`) with a pause (milliseconds) before each chunk
+    /// after the first: a model that answers slowly.
+    Paced(u64, Box<Reply>),
 }
 
 impl Reply {
@@ -169,8 +172,12 @@ impl ReplayServer {
             }
             other => other,
         };
+        let (pace, reply) = match reply {
+            Reply::Paced(ms, inner) => (std::time::Duration::from_millis(ms), *inner),
+            other => (std::time::Duration::ZERO, other),
+        };
         match reply {
-            Reply::Delayed(..) => unreachable!("unwrapped above"),
+            Reply::Delayed(..) | Reply::Paced(..) => unreachable!("unwrapped above"),
             Reply::Full {
                 status,
                 headers,
@@ -192,7 +199,10 @@ impl ReplayServer {
                 if conn.write_all(head.as_bytes()).await.is_err() {
                     return;
                 }
-                for c in chunks {
+                for (i, c) in chunks.into_iter().enumerate() {
+                    if i > 0 && !pace.is_zero() {
+                        tokio::time::sleep(pace).await;
+                    }
                     let frame = format!("{:x}\r\n{c}\r\n", c.len());
                     if conn.write_all(frame.as_bytes()).await.is_err() {
                         return;

@@ -19,7 +19,8 @@ pub enum RunEvent {
     TextDelta(String),
     /// More reasoning text.
     ThinkingDelta(String),
-    /// A message was added to the run (assistant or tool).
+    /// A message was added to the run (assistant or tool); with a
+    /// checkpoint, once it is committed.
     MessageCompleted(Message),
     /// A tool call started running.
     ToolCallStarted {

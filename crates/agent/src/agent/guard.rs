@@ -359,10 +359,10 @@ impl Agent {
         if hooks.streaming() {
             hooks.emit(RunEvent::TextDelta(answer.text()));
         }
-        hooks.emit(RunEvent::MessageCompleted(answer.clone()));
         if let Err(e) = hooks.commit(Step::Append(&answer)).await {
             return state.failed(not_stored(e));
         }
+        hooks.emit(RunEvent::MessageCompleted(answer.clone()));
         state.request.messages.push(answer);
         state.failed(error)
     }

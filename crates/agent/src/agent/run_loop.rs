@@ -175,11 +175,13 @@ impl Agent {
         if let Some(text) = unreleased(hooks, &message, released) {
             hooks.emit(RunEvent::TextDelta(text));
         }
-        hooks.emit(RunEvent::MessageCompleted(message.clone()));
+        // Kept, then reported: a `message` event names a committed step
+        // (a stream's reconnect numbers its events by what is stored).
         hooks
             .commit(Step::Append(&message))
             .await
             .map_err(not_stored)?;
+        hooks.emit(RunEvent::MessageCompleted(message.clone()));
         state.request.messages.push(message);
         Ok(())
     }

@@ -100,15 +100,16 @@ impl Agent {
                 _ => None,
             })
             .collect();
+        // Kept before it is reported and joins the context: a run that
+        // fails to store it answers without it, and a `message` event
+        // names a committed step.
         let kept = match place {
-            // Kept before it joins the context: a run that fails to store
-            // it answers without it.
             Place::Append => {
                 let mut message = Message::new(Role::Tool, content);
                 crate::guardrail::note(&mut message, stop.records);
-                hooks.emit(RunEvent::MessageCompleted(message.clone()));
                 let kept = hooks.commit(Step::Append(&message)).await;
                 if kept.is_ok() {
+                    hooks.emit(RunEvent::MessageCompleted(message.clone()));
                     state.request.messages.push(message);
                 }
                 kept
@@ -120,8 +121,11 @@ impl Agent {
                 // (were the run to die again, they would not run twice).
                 last.unmark_repair();
                 crate::guardrail::note(last, stop.records);
-                hooks.emit(RunEvent::MessageCompleted(last.clone()));
-                hooks.commit(Step::ReplaceLast(last)).await
+                let kept = hooks.commit(Step::ReplaceLast(last)).await;
+                if kept.is_ok() {
+                    hooks.emit(RunEvent::MessageCompleted(last.clone()));
+                }
+                kept
             }
         };
         if let Err(e) = kept {

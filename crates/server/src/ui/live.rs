@@ -30,7 +30,8 @@ pub fn close_streams() {
     closing().send_replace(true);
 }
 
-async fn closed() {
+/// Resolves when the server starts shutting down.
+pub(crate) async fn closed() {
     let mut rx = closing().subscribe();
     let _ = rx.wait_for(|c| *c).await;
 }

@@ -30,7 +30,7 @@ mod conversation;
 mod decide;
 mod form;
 mod inbox;
-mod live;
+pub(crate) mod live;
 mod page;
 mod paused;
 mod session;
