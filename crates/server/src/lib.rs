@@ -83,6 +83,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/responses",
             post(protocols::openai_responses::responses),
         )
+        .route("/v1/agents/{agent}/chat", post(protocols::ai_sdk::chat))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.admission),
             admission::admit,
@@ -91,6 +92,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(running)
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(streams::run_events))
+        .route(
+            "/v1/agents/{agent}/chat/{id}/stream",
+            get(protocols::ai_sdk::reconnect),
+        )
+        .route(
+            "/v1/threads/{id}/ui-messages",
+            get(protocols::ai_sdk::thread_messages),
+        )
         .route(
             "/v1/threads",
             post(threads::create_thread).get(threads::list_threads),

@@ -81,7 +81,12 @@ async fn detached(
 ) -> Result<HttpResponse, ApiError> {
     if stream {
         let handle = match state.live.adopt(handle) {
-            Ok(live) => return Ok(crate::streams::live_response(state, who, live)),
+            Ok(live) => {
+                // Refused decisions are an answer of their own, not an
+                // empty stream.
+                live.started().await.map_err(resume_error)?;
+                return Ok(crate::streams::live_response(state, who, live));
+            }
             // The log's position unknown: events without ids.
             Err(handle) => handle,
         };
@@ -105,8 +110,15 @@ async fn detached(
     }
     match handle.outcome().await {
         Ok(r) => Ok(answer(&state, &who, &r)),
-        Err(ResumeError::Decision(e)) => Err(ApiError::invalid_decision(e.to_string())),
-        Err(ResumeError::Store(e)) => Err(e.into()),
+        Err(e) => Err(resume_error(e)),
+    }
+}
+
+/// A run that did not start (or resume), as the API answers it.
+pub(crate) fn resume_error(e: ResumeError) -> ApiError {
+    match e {
+        ResumeError::Decision(e) => ApiError::invalid_decision(e.to_string()),
+        ResumeError::Store(e) => e.into(),
     }
 }
 

@@ -37,8 +37,8 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
 use parlance_agent::RunEvent;
 use parlance_format::{Block, RunStatus};
-use parlance_runtime::RunHandle;
-use parlance_store::RunRecord;
+use parlance_runtime::{ResumeError, RunHandle};
+use parlance_store::{LoggedMessage, RunRecord};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -95,6 +95,9 @@ pub struct LiveRun {
     events: Mutex<Vec<(EventId, RunEvent)>>,
     /// How many events there are; `true` beside it once the run ended.
     count: watch::Sender<(usize, bool)>,
+    /// Why the run never started, when it ended without an event (its
+    /// decisions refused: it still waits).
+    refused: Mutex<Option<ResumeError>>,
 }
 
 impl LiveRun {
@@ -103,6 +106,17 @@ impl LiveRun {
         let ended = self.count.borrow().1;
         let events = self.events.lock().expect("not poisoned");
         (events.get(from..).unwrap_or_default().to_vec(), ended)
+    }
+
+    /// Waits for the run's first event: `Err` with the reason when it
+    /// ended without one (refused decisions, a store that failed).
+    pub async fn started(&self) -> Result<(), ResumeError> {
+        let mut rx = self.count.subscribe();
+        let _ = rx.wait_for(|(n, ended)| *n > 0 || *ended).await;
+        match self.refused.lock().expect("not poisoned").take() {
+            Some(e) if self.count.borrow().0 == 0 => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// The index of the first event past `after`.
@@ -163,6 +177,7 @@ impl LiveRuns {
             start,
             events: Mutex::new(Vec::new()),
             count: watch::channel((0, false)).0,
+            refused: Mutex::new(None),
         });
         self.0
             .lock()
@@ -174,7 +189,8 @@ impl LiveRuns {
                 position: start,
                 after: 0,
             };
-            let mut events = std::pin::pin!(handle.events());
+            let (events, outcome) = handle.split();
+            let mut events = std::pin::pin!(events);
             while let Some(e) = events.next().await {
                 id = match e {
                     RunEvent::MessageCompleted(_) => EventId {
@@ -192,6 +208,11 @@ impl LiveRuns {
                     kept.len()
                 };
                 pumped.count.send_replace((n, false));
+            }
+            if pumped.count.borrow().0 == 0
+                && let Err(e) = outcome.await
+            {
+                *pumped.refused.lock().expect("not poisoned") = Some(e);
             }
             // Its outcome is stored: from now on the store tells it all
             // (and a later part of the run, here or elsewhere, too).
@@ -282,26 +303,73 @@ pub async fn run_events(
         .into_response())
 }
 
-/// The events of `record`'s run after `after`: from this server's live
-/// run when it has the part they belong to, else from the store.
+/// What a run's stream is made of, whatever protocol tells it.
+#[derive(Debug, Clone)]
+pub enum RunItem {
+    /// An event of the run as this server streams it.
+    Live(EventId, RunEvent),
+    /// A message the client missed, whole, from the store.
+    Stored(LoggedMessage),
+    /// The run stopped (ended, or waits for decisions), as stored.
+    Stopped(Box<RunRecord>),
+    /// The store could not be read: the stream ends.
+    Failed(String),
+}
+
+/// The events of `record`'s run after `after`, as SSE (Parlance's own).
 fn replay(
     state: Arc<AppState>,
     who: Principal,
     record: RunRecord,
     after: EventId,
 ) -> impl Stream<Item = Event> + Send {
+    items(state.clone(), record.id, after)
+        .then(move |item| {
+            let (state, who) = (state.clone(), who.clone());
+            async move {
+                match item {
+                    RunItem::Live(id, e) => vec![sse_with_id(&state, &who, id, &e)],
+                    RunItem::Stored(m) => {
+                        let data = serde_json::to_value(&m.message).expect("json");
+                        vec![
+                            Event::default()
+                                .id(m.position.to_string())
+                                .event("message")
+                                .data(outbound(&state, &who, data).to_string()),
+                        ]
+                    }
+                    RunItem::Stopped(record) => ending(&state, &who, &record).await,
+                    RunItem::Failed(message) => vec![
+                        Event::default()
+                            .event("error")
+                            .data(json!({"message": message}).to_string()),
+                    ],
+                }
+            }
+        })
+        .flat_map(futures::stream::iter)
+}
+
+/// The items of run `run` after `after`: from this server's live run when
+/// it has the part they belong to, else from the store, read every
+/// [`POLL`] until the run stops.
+pub fn items(
+    state: Arc<AppState>,
+    run: String,
+    after: EventId,
+) -> impl Stream<Item = RunItem> + Send {
     enum Next {
         /// Read the store past this position.
         Store(u64),
         Done,
     }
-    let run = record.id.clone();
     futures::stream::unfold(Next::Store(after.position), move |next| {
-        let (state, who, run) = (state.clone(), who.clone(), run.clone());
+        let (state, run) = (state.clone(), run.clone());
         async move {
             let Next::Store(mut position) = next else {
                 return None;
             };
+            let once = |item| futures::stream::iter([item]).boxed();
             loop {
                 if let Some(live) = state.live.get(&run)
                     && position >= live.start
@@ -313,10 +381,9 @@ fn replay(
                         EventId { position, after: 0 }
                     };
                     let from = live.index_after(id);
-                    let (s, w) = (state.clone(), who.clone());
                     let rest = live
                         .follow(from)
-                        .map(move |(id, e)| sse_with_id(&s, &w, id, &e))
+                        .map(|(id, e)| RunItem::Live(id, e))
                         .boxed();
                     return Some((rest, Next::Done));
                 }
@@ -324,7 +391,7 @@ fn replay(
                 // stored by the time its status says so.
                 let record = match state.store.run(&run).await {
                     Ok(r) => r,
-                    Err(e) => return Some((error_event(&e.to_string()), Next::Done)),
+                    Err(e) => return Some((once(RunItem::Failed(e.to_string())), Next::Done)),
                 };
                 let logged = match state
                     .store
@@ -332,7 +399,7 @@ fn replay(
                     .await
                 {
                     Ok(m) => m,
-                    Err(e) => return Some((error_event(&e.to_string()), Next::Done)),
+                    Err(e) => return Some((once(RunItem::Failed(e.to_string())), Next::Done)),
                 };
                 let live_here = state.live.get(&run);
                 let mut out = Vec::new();
@@ -342,17 +409,11 @@ fn replay(
                         break;
                     }
                     position = m.position;
-                    let data = serde_json::to_value(&m.message).expect("json");
-                    out.push(
-                        Event::default()
-                            .id(m.position.to_string())
-                            .event("message")
-                            .data(outbound(&state, &who, data).to_string()),
-                    );
+                    out.push(RunItem::Stored(m));
                 }
                 let running = record.status == "running";
                 if !running && live_here.is_none() {
-                    out.extend(ending(&state, &who, &record).await);
+                    out.push(RunItem::Stopped(Box::new(record)));
                     return Some((futures::stream::iter(out).boxed(), Next::Done));
                 }
                 if let Some(live) = &live_here {
@@ -402,13 +463,6 @@ async fn ending(state: &AppState, who: &Principal, record: &RunRecord) -> Vec<Ev
             .data(run.to_string()),
     );
     out
-}
-
-fn error_event(message: &str) -> futures::stream::BoxStream<'static, Event> {
-    let e = Event::default()
-        .event("error")
-        .data(json!({"message": message}).to_string());
-    futures::stream::iter([e]).boxed()
 }
 
 /// The approval requests of a message, as JSON.

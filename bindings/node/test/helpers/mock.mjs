@@ -4,9 +4,9 @@
 // one, and keeps every request it received.
 import http from "node:http";
 
-/** An assistant reply with text. */
-export function text(content) {
-  return { message: { role: "assistant", content }, finish: "stop" };
+/** An assistant reply with text; streamed, a chunk every `pace` ms if given. */
+export function text(content, pace) {
+  return { message: { role: "assistant", content }, finish: "stop", pace };
 }
 
 /** An assistant reply with tool calls: [[id, name, args], ...]. */
@@ -86,6 +86,17 @@ export async function startMock(script) {
       if (reply.status !== undefined) {
         res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
         res.end(JSON.stringify({ error: { message: reply.message, type: "mock" } }));
+      } else if (parsed.stream && reply.pace) {
+        // A slow model: one chunk every `pace` milliseconds.
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunks = sse(reply, model).split(/(?<=\n\n)/u);
+        const next = () => {
+          const c = chunks.shift();
+          if (c === undefined) return res.end();
+          res.write(c);
+          setTimeout(next, reply.pace);
+        };
+        next();
       } else if (parsed.stream) {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.end(sse(reply, model));
