@@ -6,9 +6,6 @@
 // `UIMessage[]` that the SDK's own validator accepts, a bad token and a
 // malformed body refused.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "node:test";
 
 import {
@@ -20,9 +17,7 @@ import {
 } from "ai";
 
 import { calls, startMock, text } from "./helpers/mock.mjs";
-import { startServe } from "./helpers/serve.mjs";
-
-const TOKEN = "tok-ann-0123456789";
+import { TOKEN, newThread, serveSupport, toolServer, until } from "./helpers/protocols.mjs";
 
 /** The chat's state in memory: `useChat`'s, without React. */
 class MemoryState {
@@ -49,86 +44,12 @@ class Chat extends AbstractChat {
   }
 }
 
-/** An HTTP tool that records what it was sent and answers `answer(args)`. */
-async function toolServer(answer) {
-  const got = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      const args = JSON.parse(body);
-      got.push(args);
-      const data = JSON.stringify(answer(args));
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
-      res.end(data);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, got, close: () => new Promise((r) => server.close(r)) };
-}
-
-async function until(what, cond, ms = 10000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const lastAssistant = (chat) => chat.messages.findLast((m) => m.role === "assistant");
 const textOf = (message) =>
   message.parts
     .filter((p) => p.type === "text")
     .map((p) => p.text)
     .join("");
-
-async function serve(t, mock, orders, refunds) {
-  const dir = join(process.cwd(), "ai-sdk");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir);
-  const config = join(dir, "parlance.toml");
-  writeFileSync(
-    config,
-    `
-[store]
-url = "sqlite://${join(dir, "serve.db")}"
-identity_dir = "${join(dir, "identity")}"
-
-[agents.support]
-model = "openai:gpt-4o-mini"
-instructions = "You answer about orders."
-tools = ["get_order", "refund"]
-
-[tools.get_order]
-kind = "http"
-url = "${orders.url}/orders"
-description = "Look up one order by its id."
-input_schema = '{"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}'
-
-[tools.refund]
-kind = "http"
-url = "${refunds.url}/refunds"
-description = "Refund an order."
-needs_approval = true
-input_schema = '{"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}'
-`,
-  );
-  return startServe(t, config, {
-    OPENAI_BASE_URL: mock.url,
-    OPENAI_API_KEY: "sk-test",
-    PARLANCE_API_TOKENS: `ann=${TOKEN},bob=tok-bob-0123456789`,
-  });
-}
-
-async function newThread(url) {
-  const r = await fetch(`${url}/v1/threads`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: "{}",
-  });
-  assert.equal(r.status, 201);
-  return (await r.json()).id;
-}
 
 test("useChat's client runs an agent: a tool, a streamed answer, approvals approved and denied", async (t) => {
   const orders = await toolServer((args) => ({ order_id: args.order_id, status: "shipped" }));
@@ -144,7 +65,7 @@ test("useChat's client runs an agent: a tool, a streamed answer, approvals appro
     text("I could not refund 900."),
   ]);
   t.after(mock.close);
-  const url = await serve(t, mock, orders, refunds);
+  const url = await serveSupport(t, "ai-sdk", mock, orders, refunds);
   if (url === undefined) return;
   const thread = await newThread(url);
   const chat = new Chat({
@@ -217,7 +138,7 @@ test("a useChat client that loses its stream mid-answer gets it whole again; bad
   t.after(orders.close);
   const mock = await startMock([text("One. Two. Three. Four. Five. Six.", 60)]);
   t.after(mock.close);
-  const url = await serve(t, mock, orders, orders);
+  const url = await serveSupport(t, "ai-sdk-reconnect", mock, orders, orders);
   if (url === undefined) return;
   const thread = await newThread(url);
   const transport = new DefaultChatTransport({

@@ -84,6 +84,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(protocols::openai_responses::responses),
         )
         .route("/v1/agents/{agent}/chat", post(protocols::ai_sdk::chat))
+        .route("/v1/agents/{agent}/ag-ui", post(protocols::ag_ui::run))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.admission),
             admission::admit,

@@ -125,8 +125,9 @@ impl LiveRun {
         events.partition_point(|(id, _)| *id <= after)
     }
 
-    /// Its events from index `from` on, then live until the run ends.
-    fn follow(self: Arc<Self>, from: usize) -> impl Stream<Item = (EventId, RunEvent)> + Send {
+    /// Its events from index `from` on (0: all of them), then live until
+    /// the run ends.
+    pub fn follow(self: Arc<Self>, from: usize) -> impl Stream<Item = (EventId, RunEvent)> + Send {
         let rx = self.count.subscribe();
         futures::stream::unfold(
             (self, rx, from, false),

@@ -580,15 +580,7 @@ pub async fn chat(
     let items: futures::stream::BoxStream<'static, RunItem> = match state.live.adopt(handle) {
         Ok(live) => {
             live.started().await.map_err(crate::runs::resume_error)?;
-            crate::streams::items(
-                state.clone(),
-                run_id.clone(),
-                EventId {
-                    position: live.start,
-                    after: 0,
-                },
-            )
-            .boxed()
+            live.follow(0).map(|(id, e)| RunItem::Live(id, e)).boxed()
         }
         Err(handle) => handle
             .events()
