@@ -168,6 +168,19 @@ enum Command {
         #[arg(long)]
         openapi: bool,
     },
+    /// Serve the configured agents to MCP hosts over stdio.
+    ///
+    /// Each agent is an MCP tool (`input`, and `thread_id` to go on in a
+    /// conversation); a call waiting for approval is asked as a form
+    /// where the host answers forms. Standard output carries MCP only;
+    /// logs go to standard error. Over HTTP, `parlance serve` answers MCP
+    /// at /mcp.
+    ///
+    /// Example: parlance mcp serve --config parlance.toml
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// List, show or delete stored threads.
     Threads {
         #[command(subcommand)]
@@ -192,6 +205,16 @@ enum Command {
         /// Write every schema file into this directory instead.
         #[arg(long)]
         out: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Serve over standard input and output.
+    Serve {
+        /// The TOML configuration (as `parlance serve` reads it).
+        #[arg(long)]
+        config: Option<String>,
     },
 }
 
@@ -247,6 +270,21 @@ fn run(command: Command) -> Result<ExitCode, String> {
             runtime()?
                 .block_on(parlance_server::serve(config))
                 .map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Mcp {
+            action: McpAction::Serve { config },
+        } => {
+            let config = load_config(config.as_deref())?;
+            runtime()?.block_on(async {
+                let state = parlance_server::state::AppState::new(config)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let state = std::sync::Arc::new(state);
+                let served = parlance_server::protocols::mcp::serve_stdio(state.clone()).await;
+                state.shutdown().await;
+                served
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Threads {

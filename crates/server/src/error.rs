@@ -100,7 +100,15 @@ impl IntoResponse for ApiError {
                 message: crate::secrets::redact(&self.message).into_owned(),
             },
         };
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            // RFC 6750: which scheme to answer with (MCP clients read it).
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"parlance\""),
+            );
+        }
+        response
     }
 }
 

@@ -89,8 +89,16 @@ pub fn router(state: Arc<AppState>) -> Router {
             Arc::clone(&state.admission),
             admission::admit,
         ));
+    // MCP over streamable HTTP, its caller from the same bearer tokens.
+    let mcp = Router::new()
+        .route_service("/mcp", protocols::mcp::http_service(Arc::clone(&state)))
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            protocols::mcp::with_caller,
+        ));
     Router::new()
         .merge(running)
+        .merge(mcp)
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(streams::run_events))
         .route(
