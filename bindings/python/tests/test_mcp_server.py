@@ -7,14 +7,8 @@ to decide; a bad token, an unknown tool and bad arguments are refused."""
 
 from __future__ import annotations
 
-import json
-import os
 import pathlib
-import re
-import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import anyio
 import httpx2
@@ -24,100 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mock_openai import calls, text
+from serve_support import TOKEN, Recorder, environment, support_served, write_config  # noqa: F401  (the fixture)
 from test_guide import parlance_bin
-
-TOKEN = "tok-ann-0123456789"
-
-
-class Recorder:
-    """An HTTP tool that records the arguments it was sent."""
-
-    def __init__(self) -> None:
-        self.got: List[Dict[str, Any]] = []
-        recorder = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                args = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
-                recorder.got.append(args)
-                data = json.dumps({"done": True, **args}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-def write_config(tmp_path: pathlib.Path, tool: Recorder) -> pathlib.Path:
-    config = tmp_path / "parlance.toml"
-    config.write_text(
-        f"""
-[store]
-url = "sqlite://{tmp_path}/serve.db"
-identity_dir = "{tmp_path}/identity"
-
-[agents.support]
-model = "openai:gpt-4o-mini"
-instructions = "You answer about orders."
-tools = ["get_order", "refund"]
-
-[tools.get_order]
-kind = "http"
-url = "{tool.url}/orders"
-description = "Look up one order by its id."
-input_schema = '{{"type": "object", "properties": {{"order_id": {{"type": "string"}}}}, "required": ["order_id"]}}'
-
-[tools.refund]
-kind = "http"
-url = "{tool.url}/refunds"
-description = "Refund an order."
-needs_approval = true
-input_schema = '{{"type": "object", "properties": {{"amount": {{"type": "number"}}}}, "required": ["amount"]}}'
-"""
-    )
-    return config
-
-
-def environment(mock: Any) -> Dict[str, str]:
-    return {
-        **os.environ,
-        "OPENAI_BASE_URL": mock.url,
-        "OPENAI_API_KEY": "sk-test",
-        "PARLANCE_API_TOKENS": f"ann={TOKEN}",
-        "RUST_LOG": "warn",
-    }
-
-
-@pytest.fixture
-def mcp_served(mock: Any, tmp_path: pathlib.Path) -> Iterator[Tuple[str, Recorder, pathlib.Path]]:
-    """`parlance serve` with an agent that has a tool and a tool that waits
-    for approval; its URL, the tools' recorder, the configuration."""
-    tool = Recorder()
-    config = write_config(tmp_path, tool)
-    env = {**environment(mock), "PARLANCE_LISTEN": "127.0.0.1:0"}
-    proc = subprocess.Popen(
-        [str(parlance_bin()), "serve", "--config", str(config)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        m = re.search(r"listening on (http://\S+)", proc.stdout.readline())
-        assert m, "parlance serve did not start"
-        yield m.group(1), tool, config
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        tool.server.shutdown()
 
 
 def http_client(url: str, token: str = TOKEN, **kw: Any) -> Client:
@@ -142,8 +44,8 @@ def answers(*contents: Dict[str, Any]) -> Tuple[List[str], Any]:
     return shown, answer
 
 
-def test_agents_are_mcp_tools_and_approvals_are_forms(mcp_served: Any, mock: Any) -> None:
-    url, tool, _ = mcp_served
+def test_agents_are_mcp_tools_and_approvals_are_forms(support_served: Any, mock: Any) -> None:  # noqa: F811
+    url, tool, _ = support_served
 
     async def main() -> None:
         mock.script = lambda b: (
@@ -194,8 +96,11 @@ def test_agents_are_mcp_tools_and_approvals_are_forms(mcp_served: Any, mock: Any
     anyio.run(main)
 
 
-def test_a_client_without_forms_is_told_where_to_decide_and_bad_calls_are_refused(mcp_served: Any, mock: Any) -> None:
-    url, tool, _ = mcp_served
+def test_a_client_without_forms_is_told_where_to_decide_and_bad_calls_are_refused(
+    support_served: Any,  # noqa: F811
+    mock: Any,
+) -> None:
+    url, tool, _ = support_served
 
     async def main() -> None:
         mock.script = lambda b: calls(("c1", "refund", {"amount": 5}))

@@ -62,6 +62,11 @@ impl Tokens {
         ))
     }
 
+    /// Whether no token is configured (every caller is anonymous).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The caller, from `Authorization: Bearer TOKEN` (the scheme in any case).
     pub fn caller(&self, headers: &HeaderMap) -> Result<Principal, ApiError> {
         if self.0.is_empty() {

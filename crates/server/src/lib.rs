@@ -85,6 +85,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/agents/{agent}/chat", post(protocols::ai_sdk::chat))
         .route("/v1/agents/{agent}/ag-ui", post(protocols::ag_ui::run))
+        .route("/a2a/{agent}", post(protocols::a2a::rpc))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.admission),
             admission::admit,
@@ -101,6 +102,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(mcp)
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(streams::run_events))
+        .route(
+            "/a2a/{agent}/.well-known/agent-card.json",
+            get(protocols::a2a::card),
+        )
         .route(
             "/v1/agents/{agent}/chat/{id}/stream",
             get(protocols::ai_sdk::reconnect),
