@@ -93,9 +93,7 @@ def test_an_a2a_client_talks_to_an_agent_and_answers_input_required(
 
         # A call that waits for approval: input-required, then answered.
         mock.script = lambda b: (
-            calls(("c2", "refund", {"amount": 40}))
-            if b["messages"][-1]["role"] == "user"
-            else text("Refunded 40.")
+            calls(("c2", "refund", {"amount": 40})) if b["messages"][-1]["role"] == "user" else text("Refunded 40.")
         )
         events = await collect(client, ask("Refund 40", context_id=task.context_id))
         status = final_status(events)
