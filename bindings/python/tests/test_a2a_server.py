@@ -26,7 +26,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from mock_openai import calls, text
 from serve_support import TOKEN, support_served  # noqa: F401  (the fixture)
 
