@@ -35,7 +35,7 @@ pub fn agent(
             ..AgentConfig::default()
         };
         flags.apply(&mut cfg);
-        return parlance_server::build::agent(config, None, &cfg, &http).map_err(|e| e.to_string());
+        return parlance_assemble::agent(config, None, &cfg, &http).map_err(|e| e.to_string());
     }
     let name = match name {
         Some(n) => n.to_string(),
@@ -52,7 +52,7 @@ pub fn agent(
         .ok_or_else(|| format!("--agent: no agent named {name:?} in the configuration"))?
         .clone();
     flags.apply(&mut cfg);
-    parlance_server::build::agent(config, Some(&name), &cfg, &http).map_err(|e| e.to_string())
+    parlance_assemble::agent(config, Some(&name), &cfg, &http).map_err(|e| e.to_string())
 }
 
 /// A spinner on stderr until the first output (only on a terminal).

@@ -17,7 +17,7 @@ struct Scrubbed;
 impl Write for Scrubbed {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(parlance_server::secrets::redact(&text).as_bytes())?;
+        std::io::stderr().write_all(parlance_assemble::secrets::redact(&text).as_bytes())?;
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {

@@ -134,7 +134,7 @@ input_schema = '{{"type": "object"}}'
         // The tool: a real in-process tool would be typical; an http tool
         // would add a third round trip. Use the engine's own tool instead.
         let state = parlance_server::AppState::new(config).await.unwrap();
-        let agent = parlance_agent::Agent::builder(parlance_server::build::model(&state.config, "loopback:m").unwrap())
+        let agent = parlance_agent::Agent::builder(parlance_assemble::model(&state.config, "loopback:m").unwrap())
             .name("bench")
             .tool(parlance_agent::Tool::new("lookup", "Look up an order.", |a: serde_json::Value, _c: parlance_agent::ToolContext| async move {
                 Ok::<_, parlance_agent::ToolError>(json!({"id": a["id"], "status": "shipped"}))

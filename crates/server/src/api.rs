@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::auth::Principal;
-use crate::build;
 use crate::config::AgentConfig;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -167,8 +166,7 @@ pub fn agent_for(state: &AppState, spec: &AgentSpec, path: &str) -> Result<Agent
                         ))
                     })?;
             }
-            build::inline_agent(state, cfg)
-                .map_err(|e| ApiError::invalid_request(format!("{path}.{e}")))
+            inline_agent(state, cfg).map_err(|e| ApiError::invalid_request(format!("{path}.{e}")))
         }
     }
 }
@@ -210,7 +208,7 @@ pub fn outbound(state: &AppState, who: &Principal, mut value: Value) -> Value {
     if !who.operator {
         strip_artifacts(&mut value);
     }
-    crate::secrets::redact_value(&state.redactor, value)
+    parlance_assemble::secrets::redact_value(&state.redactor, value)
 }
 
 fn strip_artifacts(v: &mut Value) {
@@ -226,4 +224,47 @@ fn strip_artifacts(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(strip_artifacts),
         _ => {}
     }
+}
+
+/// An agent given in a request: a provider's model only. Local models
+/// (files on the server) come from the configuration alone: a request may
+/// name one only if a configured agent already uses it (then it shares
+/// the loaded model). The answer is the same whether or not the file
+/// exists, and no file is opened.
+pub fn inline_agent(
+    state: &AppState,
+    a: &parlance_config::AgentConfig,
+) -> Result<Agent, parlance_assemble::BuildError> {
+    if a.prices.is_some() {
+        // A request must not make the server read a file it names.
+        return Err(parlance_assemble::BuildError::Prices(
+            "set in the server's configuration, not in requests".into(),
+        ));
+    }
+    if a.resume.is_some() {
+        return Err(parlance_assemble::BuildError::Resume(
+            "set in the server's configuration, not in requests (an agent given in a request is not known after its server died)".into(),
+        ));
+    }
+    let one = |spec: &str| {
+        if parlance_assemble::is_local(spec) {
+            state.local_models.get(spec).cloned().ok_or_else(|| {
+                parlance_assemble::BuildError::LocalNotConfigured { spec: spec.into() }
+            })
+        } else {
+            parlance_assemble::remote_model(&state.config, spec)
+        }
+    };
+    parlance_assemble::agent_with(
+        &state.config,
+        None,
+        a,
+        &parlance_assemble::Parts {
+            http: &state.http,
+            mcp: &state.mcp,
+            one: &one,
+            approval_keys: &state.signer.approval_keys(),
+            cooldowns: Some(&state.cooldowns),
+        },
+    )
 }

@@ -97,7 +97,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code.into(),
-                message: crate::secrets::redact(&self.message).into_owned(),
+                message: parlance_assemble::secrets::redact(&self.message).into_owned(),
             },
         };
         let mut response = (self.status, Json(body)).into_response();

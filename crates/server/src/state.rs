@@ -14,7 +14,6 @@ use parlance_store::{Redactor, Store};
 
 use crate::StartError;
 use crate::auth::Tokens;
-use crate::build;
 use crate::config::Config;
 use crate::signing::{self, Signer};
 
@@ -37,10 +36,10 @@ pub struct AppState {
     /// The HTTP client of `http` tools: the process's shared one.
     pub http: SharedClient,
     /// The `[[mcp]]` servers, shared by the agents that name them.
-    pub mcp: build::McpServers,
+    pub mcp: parlance_assemble::McpServers,
     /// Where the agents' fallbacks share their cooldowns: the store, so
     /// every server of it skips a model one of them saw rate limited.
-    pub cooldowns: build::Cooldowns,
+    pub cooldowns: parlance_assemble::Cooldowns,
     /// The server's identity (written on every run it claims), locked
     /// while it lives.
     pub identity: crate::identity::Identity,
@@ -111,8 +110,10 @@ impl AppState {
                 .map_err(store_error)?,
         };
         let signer = Signer::rotated(&secret, &config.previous_secrets);
-        let redactor = Arc::new(Redactor::new(crate::secrets::collect(&config, &secret)));
-        crate::secrets::install(Arc::clone(&redactor));
+        let redactor = Arc::new(Redactor::new(parlance_assemble::secrets::collect(
+            &config, &secret,
+        )));
+        parlance_assemble::secrets::install(Arc::clone(&redactor));
         let store = store.with_redactor((*redactor).clone());
         // Built in the background: reading the system's certificates
         // would otherwise delay the first answer by milliseconds.
@@ -120,28 +121,28 @@ impl AppState {
         let mut local_models = HashMap::new();
         for a in config.agents.values() {
             for spec in a.model_specs() {
-                if build::is_local(spec) && !local_models.contains_key(spec) {
-                    let m = build::load_local(spec).await?;
+                if parlance_assemble::is_local(spec) && !local_models.contains_key(spec) {
+                    let m = parlance_assemble::load_local(spec).await?;
                     local_models.insert(spec.clone(), m);
                 }
             }
         }
-        let mcp = build::mcp_servers(&config)?;
-        build::server_budget(&config)?;
-        let cooldowns: build::Cooldowns =
+        let mcp = parlance_assemble::mcp_servers(&config)?;
+        parlance_assemble::server_budget(&config)?;
+        let cooldowns: parlance_assemble::Cooldowns =
             Arc::new(parlance_runtime::StoreCooldowns::new(store.clone()));
         let mut agents = HashMap::new();
         let mut resuming = Vec::new();
         for (name, a) in &config.agents {
             let one = |spec: &str| match local_models.get(spec) {
                 Some(m) => Ok(Arc::clone(m)),
-                None => build::remote_model(&config, spec),
+                None => parlance_assemble::remote_model(&config, spec),
             };
-            let agent = build::agent_with(
+            let agent = parlance_assemble::agent_with(
                 &config,
                 Some(name),
                 a,
-                &build::Parts {
+                &parlance_assemble::Parts {
                     http: &http,
                     mcp: &mcp,
                     one: &one,
@@ -150,7 +151,7 @@ impl AppState {
                 },
             )
             .map_err(|e| e.in_agent(name))?;
-            if build::resumes(a).map_err(|e| e.in_agent(name))? {
+            if parlance_assemble::resumes(a).map_err(|e| e.in_agent(name))? {
                 resuming.push(agent.clone());
             }
             agents.insert(name.clone(), agent);

@@ -81,7 +81,7 @@ async fn waiting(state: &AppState, viewer: &Viewer) -> Result<Vec<Entry>, UiErro
                 // The store logged which record and why.
                 out.push(Entry::Damaged {
                     run: Box::new(w.run),
-                    error: crate::secrets::redact(&e.to_string()).into_owned(),
+                    error: parlance_assemble::secrets::redact(&e.to_string()).into_owned(),
                 });
                 continue;
             }

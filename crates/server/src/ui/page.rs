@@ -102,7 +102,7 @@ impl From<parlance_store::StoreError> for UiError {
                 UiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "Store error",
-                    crate::secrets::redact(&other.to_string()).into_owned(),
+                    parlance_assemble::secrets::redact(&other.to_string()).into_owned(),
                 )
             }
         }

@@ -65,7 +65,7 @@ async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, 
         Ok(m) => m,
         Err(e @ parlance_store::StoreError::Corrupt { .. }) => {
             // The store logged which record and why.
-            let why = crate::secrets::redact(&e.to_string()).into_owned();
+            let why = parlance_assemble::secrets::redact(&e.to_string()).into_owned();
             return Ok(html! {
                 p .error .damaged role="alert" data-damaged="true" { "This thread's record is damaged: " (why) }
                 @if viewer.who.operator { (delete_form(id, viewer)) }

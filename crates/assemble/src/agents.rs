@@ -12,7 +12,7 @@ use parlance_providers::transport::SharedClient;
 use parlance_providers::{ModelBuilder, ModelSpec, Provider, wire_format};
 use serde_json::Value;
 
-use crate::config::{
+use parlance_config::{
     AgentConfig, AgentModel, BudgetConfig, CapsConfig, Config, ConfigError, ContextConfig,
     GuardrailConfig,
 };
@@ -389,48 +389,6 @@ pub fn resumes(a: &AgentConfig) -> Result<bool, BuildError> {
             "expected \"auto\" or \"off\", not {other:?}"
         ))),
     }
-}
-
-/// An agent given in a request: a provider's model only. Local models
-/// (files on the server) come from the configuration alone: a request may
-/// name one only if a configured agent already uses it (then it shares
-/// the loaded model). The answer is the same whether or not the file
-/// exists, and no file is opened.
-pub fn inline_agent(state: &crate::AppState, a: &AgentConfig) -> Result<Agent, BuildError> {
-    if a.prices.is_some() {
-        // A request must not make the server read a file it names.
-        return Err(BuildError::Prices(
-            "set in the server's configuration, not in requests".into(),
-        ));
-    }
-    if a.resume.is_some() {
-        return Err(BuildError::Resume(
-            "set in the server's configuration, not in requests (an agent given in a request is not known after its server died)".into(),
-        ));
-    }
-    let one = |spec: &str| {
-        if is_local(spec) {
-            state
-                .local_models
-                .get(spec)
-                .cloned()
-                .ok_or_else(|| BuildError::LocalNotConfigured { spec: spec.into() })
-        } else {
-            remote_model(&state.config, spec)
-        }
-    };
-    agent_with(
-        &state.config,
-        None,
-        a,
-        &Parts {
-            http: &state.http,
-            mcp: &state.mcp,
-            one: &one,
-            approval_keys: &state.signer.approval_keys(),
-            cooldowns: Some(&state.cooldowns),
-        },
-    )
 }
 
 /// Where fallbacks share their cooldowns (the server's store).

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use parlance_store::Redactor;
 use serde_json::Value;
 
-use crate::config::Config;
+use parlance_config::Config;
 
 /// Environment variables that hold provider keys by default: every
 /// provider's of the registry (so a provider added there is covered
