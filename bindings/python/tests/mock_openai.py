@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -13,9 +14,9 @@ Reply = Dict[str, Any]
 Script = Callable[[Dict[str, Any]], Reply]
 
 
-def text(content: str) -> Reply:
-    """A final answer."""
-    return {"text": content}
+def text(content: str, pace: float = 0.0) -> Reply:
+    """A final answer; streamed, a word every `pace` seconds."""
+    return {"text": content, "pace": pace}
 
 
 def calls(*items: Tuple[str, str, Dict[str, Any]]) -> Reply:
@@ -102,6 +103,9 @@ class MockOpenAI:
                 self.end_headers()
                 for chunk in chunks(reply, body):
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    if reply.get("pace"):
+                        self.wfile.flush()
+                        time.sleep(reply["pace"])
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True

@@ -130,3 +130,41 @@ def test_the_responses_api_goes_on_from_a_previous_response(served: Tuple[str, O
         c.responses.create(model="support", input="Hi", previous_response_id="run_nope")
     with pytest.raises(openai.BadRequestError, match="only the new user input"):
         c.responses.create(model="support", input="Hi", instructions="Be terse.")
+
+
+def test_a_response_is_retrieved_and_its_stream_picked_up_again(
+    served: Tuple[str, OrdersTool],  # noqa: F811
+    mock: Any,
+) -> None:
+    """A client that loses a streamed response reads it again with the
+    SDK's `responses.retrieve`: whole, and streamed from the start or after
+    the last event it had (`starting_after`), live until it completes."""
+    url, _ = served
+    answer = "One two three four five six seven eight."
+    mock.script = lambda body: text(answer, pace=0.05)
+    c = client(url)
+    seen: List[Any] = []
+    with c.responses.create(model="support", input="Count.", stream=True) as s:
+        for e in s:
+            seen.append(e)
+            if e.type == "response.output_text.delta" and len(seen) > 6:
+                break
+    rid = seen[0].response.id
+    assert c.responses.retrieve(rid).status in ("in_progress", "completed")
+
+    # Picked up after the last event this client had: the rest, in order.
+    rest = list(c.responses.retrieve(rid, stream=True, starting_after=seen[-1].sequence_number))
+    numbers = [e.sequence_number for e in seen + rest]
+    assert numbers == list(range(len(numbers))), numbers
+    text_seen = "".join(e.delta for e in seen + rest if e.type == "response.output_text.delta")
+    assert text_seen == answer
+    assert rest[-1].type == "response.completed" and rest[-1].response.output_text == answer
+
+    # Once it ended: whole, and its stream again from the start.
+    done = c.responses.retrieve(rid)
+    assert done.status == "completed" and done.output_text == answer
+    again = list(c.responses.retrieve(rid, stream=True))
+    assert again[0].type == "response.created" and again[-1].type == "response.completed"
+    assert again[-1].response.output_text == answer
+    with pytest.raises(openai.NotFoundError):
+        c.responses.retrieve("run_nope")

@@ -56,6 +56,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(streams::run_events))
         .route(
+            "/v1/responses/{id}",
+            get(protocols::openai_responses::retrieve),
+        )
+        .route(
             "/a2a/{agent}/.well-known/agent-card.json",
             get(protocols::a2a::card),
         )

@@ -466,6 +466,22 @@ async fn ending(state: &AppState, who: &Principal, record: &RunRecord) -> Vec<Ev
     out
 }
 
+/// A run as a response envelope, from the store: its messages, output,
+/// usage, error, and the calls it waits for.
+pub async fn stored_response(
+    state: &AppState,
+    record: &RunRecord,
+) -> Result<parlance_format::Response, String> {
+    let mut v = crate::runs::stored_run(state, record)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(o) = v.as_object_mut() {
+        o.remove("created_at");
+        o.remove("updated_at");
+    }
+    parlance_format::Response::from_value(&v).map_err(|e| e.to_string())
+}
+
 /// The approval requests of a message, as JSON.
 pub(crate) fn pending_of(content: &[Block]) -> Vec<Value> {
     content

@@ -38,7 +38,7 @@ use parlance_runtime::{ResumeError, ThreadRunner};
 use serde_json::{Value, json};
 
 use super::openai_chat::{content, extension, failed};
-use crate::api::owned_thread;
+use crate::api::{outbound, owned_thread};
 use crate::auth::Principal;
 use crate::body::JsonBody;
 use crate::error::ApiError;
@@ -109,7 +109,12 @@ pub async fn responses(
                     .start(&t, input, true)
                     .await?;
                 let id = h.run_id.clone();
-                (h.events().boxed(), Some(t), id)
+                // Kept while it runs, for `retrieve` with `starting_after`.
+                let events = match state.live.adopt(h) {
+                    Ok(live) => live.follow(0).map(|(_, e)| e).boxed(),
+                    Err(h) => h.events().boxed(),
+                };
+                (events, Some(t), id)
             }
             Place::Stateless(history) => {
                 let id = parlance_format::new_id("run");
@@ -128,7 +133,7 @@ pub async fn responses(
             previous: previous.map(str::to_string),
             thread,
         };
-        return Ok(streamed(state, who, agent, frame, id, events));
+        return Ok(streamed(state, who, agent, frame, id, events, None));
     }
     let (r, thread) = match place {
         Place::Thread(t) => {
@@ -246,6 +251,7 @@ fn streamed(
     frame: Frame,
     id: String,
     events: futures::stream::BoxStream<'static, RunEvent>,
+    starting_after: Option<u64>,
 ) -> HttpResponse {
     let item_id = message_id(&id);
     let mut seq = 0u64;
@@ -305,10 +311,107 @@ fn streamed(
             };
             futures::stream::iter(out)
         }))
-        .map(move |v| {
-            let v = next(v);
+        .map(move |v| next(v))
+        .filter(move |v| {
+            let seen = starting_after.is_some_and(|after| v["sequence_number"].as_u64() <= Some(after));
+            futures::future::ready(!seen)
+        })
+        .map(|v| {
             let name = v["type"].as_str().unwrap_or("message").to_string();
             Ok::<_, Infallible>(Event::default().event(name).data(v.to_string()))
         });
     Sse::new(body).into_response()
+}
+
+/// `GET /v1/responses/{id}` query.
+#[derive(Debug, serde::Deserialize)]
+pub struct Retrieve {
+    #[serde(default)]
+    stream: bool,
+    starting_after: Option<u64>,
+}
+
+/// `GET /v1/responses/{id}`: a stored response (a run on a thread), as
+/// the Responses API retrieves one; with `stream=true`, its events from
+/// the start (`starting_after` skips those a client already has), then
+/// live until it ends.
+pub async fn retrieve(
+    State(state): State<Arc<AppState>>,
+    who: Principal,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    axum::extract::Query(q): axum::extract::Query<Retrieve>,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::not_found(&format!("response {id}"));
+    let record = state.store.run(&id).await.map_err(|_| not_found())?;
+    owned_thread(&state, &who, &record.thread_id)
+        .await
+        .map_err(|_| not_found())?;
+    let name = record.settings["name"].as_str().unwrap_or("").to_string();
+    let agent = state.agents.get(&name).cloned().ok_or_else(not_found)?;
+    let created = (record.created_at / 1000).max(0) as u64;
+    let frame = Frame {
+        created,
+        model: name,
+        previous: None,
+        thread: Some(record.thread_id.clone()),
+    };
+    if q.stream {
+        let s = state.clone();
+        let events = crate::streams::items(state.clone(), id.clone(), Default::default())
+            .then(move |item| {
+                let s = s.clone();
+                async move {
+                    match item {
+                        crate::streams::RunItem::Live(_, e) => Some(e),
+                        crate::streams::RunItem::Stored(m) => {
+                            Some(RunEvent::MessageCompleted(m.message))
+                        }
+                        crate::streams::RunItem::Stopped(r) => {
+                            crate::streams::stored_response(&s, &r)
+                                .await
+                                .ok()
+                                .map(RunEvent::RunCompleted)
+                        }
+                        crate::streams::RunItem::Failed(_) => None,
+                    }
+                }
+            })
+            .filter_map(futures::future::ready)
+            .boxed();
+        return Ok(streamed(
+            state,
+            who,
+            agent,
+            frame,
+            id,
+            events,
+            q.starting_after,
+        ));
+    }
+    if record.status == "running" {
+        let mut v = frame.response(&id, "in_progress", Vec::new());
+        v["parlance"] = outbound(
+            &state,
+            &who,
+            json!({"run_id": id, "thread_id": record.thread_id, "status": "running", "pending": []}),
+        );
+        return Ok(Json(v).into_response());
+    }
+    let r = crate::streams::stored_response(&state, &record)
+        .await
+        .map_err(ApiError::internal)?;
+    let (status, output) = match r.status {
+        RunStatus::Failed => ("failed", Vec::new()),
+        _ => {
+            let text = content(&state, &r);
+            ("completed", vec![item(&r, &text, "completed")])
+        }
+    };
+    let mut v = frame.response(&id, status, output);
+    if r.status == RunStatus::Failed {
+        v["error"] = json!({"code": "server_error", "message": failed(&state, &r).message});
+    }
+    v["usage"] = usage(&r);
+    v["parlance"] = extension(&state, &who, &agent, &r);
+    Ok(Json(v).into_response())
 }
