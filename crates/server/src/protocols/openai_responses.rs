@@ -311,7 +311,7 @@ fn streamed(
             };
             futures::stream::iter(out)
         }))
-        .map(move |v| next(v))
+        .map(next)
         .filter(move |v| {
             let seen = starting_after.is_some_and(|after| v["sequence_number"].as_u64() <= Some(after));
             futures::future::ready(!seen)
