@@ -255,7 +255,7 @@ fn streamed(
 ) -> HttpResponse {
     let item_id = message_id(&id);
     let mut seq = 0u64;
-    let mut next = move |mut v: Value| {
+    let next = move |mut v: Value| {
         v["sequence_number"] = json!(seq);
         seq += 1;
         v
