@@ -366,3 +366,51 @@ async fn a_decided_runs_rewritten_message_is_not_skipped_and_bad_asks_are_refuse
     let (status, _) = get(&server.url, "/v1/runs/run_nope/events", Some(TOKEN)).await;
     assert_eq!(status, 404);
 }
+
+/// The server dies (SIGKILL) mid-answer; started again, it carries the
+/// run on by itself, and the client that lost its stream picks it up on
+/// the new process with the id it last saw: the answer, then the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_is_picked_up_after_its_server_died_and_carried_the_run_on() {
+    let provider = ReplayServer::start(vec![
+        slow_text(&["Counting: ", "one, ", "two, ", "three, ", "four."], 400),
+        chat(text("Counted to four.")),
+    ])
+    .await;
+    let dir = temp_dir();
+    let config = config(&dir, &provider.url, "http://127.0.0.1:9", tokens());
+    let mut server = start(&config);
+    let thread = new_thread(&server.url).await;
+    let ask = json!({"agent": "support", "thread_id": thread, "input": "Count", "stream": true});
+    let mut first = Reader::post(&server.url, "/v1/runs", &ask).await;
+    let mut seen = Vec::new();
+    while text_of(&seen).is_empty() {
+        seen.push(first.next().await.expect("the stream goes on"));
+    }
+    let run = seen[0].data["id"].as_str().unwrap().to_string();
+    let last = seen.last().unwrap().id.clone().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    drop(first);
+
+    let again = start(&config);
+    let (status, r) = Reader::open(
+        &again.url,
+        &format!("/v1/runs/{run}/events"),
+        Some(&last),
+        TOKEN,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let rest = tokio::time::timeout(std::time::Duration::from_secs(20), r.rest())
+        .await
+        .expect("the carried-on run ends");
+    let names: Vec<&str> = rest.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["message", "run_completed"], "{rest:?}");
+    assert_eq!(rest[0].data["content"][0]["text"], "Counted to four.");
+    assert_eq!(rest[1].data["status"], "completed");
+    assert_eq!(rest[1].data["output"], "Counted to four.");
+    let both: Vec<Ev> = seen.iter().chain(&rest).cloned().collect();
+    assert_ids_grow(&both);
+    drop(server);
+}
