@@ -3,11 +3,13 @@
 // and a streamed answer assembled into the agent's messages; a call that
 // waits for approval finishes the run with an interrupt carrying the edit
 // form's schema, and the next run's `resume` decides it (edited, then
-// cancelled); a bad token and a malformed body are the client's errors.
+// cancelled); a client that lost its stream connects again (the agent's
+// `connect`) and ends with the whole answer, nothing doubled; a bad token
+// and a malformed body are the client's errors.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { HttpAgent } from "@ag-ui/client";
+import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 
 import { calls, startMock, text } from "./helpers/mock.mjs";
 import { TOKEN, newThread, serveSupport, toolServer } from "./helpers/protocols.mjs";
@@ -132,3 +134,72 @@ test("AG-UI: a forged interrupt id, a bad token, client tools and another caller
   assert.equal(body.error.code, "invalid_decision");
   assert.match(body.error.message, /^resume\[0\]\.interruptId: "hmac-sha256:forged" is not an interrupt the run waits for/u);
 });
+
+/** `HttpAgent` with AG-UI's `connect` (which 1.0 leaves to each agent):
+ * the server's `/connect` of the same URL, through the client's own HTTP
+ * and event parsing. */
+class ReconnectingAgent extends HttpAgent {
+  connect(input) {
+    this.abortController = new AbortController();
+    return transformHttpEventStream(runHttpRequest(() => this.fetch(`${this.url}/connect`, this.requestInit(input))));
+  }
+}
+
+test("AG-UI: a client that lost its stream connects again and gets the whole answer once", async (t) => {
+  const orders = await toolServer(() => ({}));
+  t.after(orders.close);
+  const answer = "One two three four five six seven eight nine ten.";
+  const mock = await startMock([text(answer, 60)]);
+  t.after(mock.close);
+  const url = await serveSupport(t, "ag-ui-connect", mock, orders, orders);
+  if (url === undefined) return;
+  const thread = await newThread(url);
+  const agent = new ReconnectingAgent({
+    url: `${url}/v1/agents/support/ag-ui`,
+    threadId: thread,
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  agent.addMessage({ id: "u1", role: "user", content: "Count to ten." });
+  // The connection drops after the first words.
+  await agent.runAgent(
+    {},
+    {
+      onEvent: ({ event }) => {
+        if (event.type === "TEXT_MESSAGE_CONTENT") agent.abortRun();
+      },
+    },
+  );
+  const partial = agent.messages.filter((m) => m.role === "assistant");
+  assert.ok(partial.length <= 1 && (partial[0]?.content ?? "") !== answer, "the stream was cut mid-answer");
+
+  const events = [];
+  await agent.connectAgent({}, { onEvent: ({ event }) => void events.push(event) });
+  const types = events.map((e) => e.type);
+  assert.equal(types[0], "RUN_STARTED");
+  assert.ok(types.includes("MESSAGES_SNAPSHOT"), types.join());
+  assert.equal(types.at(-1), "RUN_FINISHED");
+  assert.equal(events.at(-1).result, answer);
+  const assistants = agent.messages.filter((m) => m.role === "assistant");
+  assert.equal(assistants.length, 1, JSON.stringify(agent.messages));
+  assert.equal(assistants[0].content, answer);
+  assert.deepEqual(
+    agent.messages.map((m) => m.role),
+    ["user", "assistant"],
+  );
+
+  // Connecting once the run ended: the snapshot and the end, nothing more.
+  const again = [];
+  await agent.connectAgent({}, { onEvent: ({ event }) => void again.push(event) });
+  assert.deepEqual(
+    again.map((e) => e.type),
+    ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"],
+  );
+  assert.deepEqual(
+    agent.messages.map((m) => [m.role, m.content]),
+    [
+      ["user", "Count to ten."],
+      ["assistant", answer],
+    ],
+  );
+});
+

@@ -56,6 +56,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(streams::run_events))
         .route(
+            "/v1/agents/{agent}/ag-ui/connect",
+            post(protocols::ag_ui::connect),
+        )
+        .route(
             "/v1/responses/{id}",
             get(protocols::openai_responses::retrieve),
         )

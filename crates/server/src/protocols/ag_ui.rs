@@ -542,6 +542,170 @@ pub async fn run(
         .into_response())
 }
 
+/// A thread's stored messages as AG-UI messages, for `MESSAGES_SNAPSHOT`
+/// (ids from their places in the thread; calls waiting for a decision
+/// are left out: the run's interrupts carry them).
+pub fn snapshot(stored: &[parlance_store::StoredMessage]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in stored {
+        let id = format!("msg-{}", m.seq);
+        match m.message.role {
+            Role::User if !is_engines(&m.message) => {
+                out.push(json!({"id": id, "role": "user", "content": m.message.text()}));
+            }
+            Role::Assistant => {
+                let mut a = json!({"id": id, "role": "assistant"});
+                let text = m.message.text();
+                if !text.is_empty() {
+                    a["content"] = json!(text);
+                }
+                let calls: Vec<Value> = m
+                    .message
+                    .tool_calls()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                    })
+                    .collect();
+                if !calls.is_empty() {
+                    a["toolCalls"] = Value::Array(calls);
+                }
+                out.push(a);
+            }
+            Role::Tool => {
+                for (i, b) in m.message.content.iter().enumerate() {
+                    if let Block::ToolResult { tool_result: r } = b {
+                        let mut content = text_of(&r.content);
+                        if r.status != ToolStatus::Ok {
+                            content = format!("{}: {content}", r.status.as_str());
+                        }
+                        out.push(json!({"id": format!("tool-{}-{i}", m.seq), "role": "tool",
+                            "toolCallId": r.tool_call_id, "content": content}));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn is_engines(m: &Message) -> bool {
+    m.metadata
+        .as_ref()
+        .is_some_and(|d| d.contains_key("output_retry"))
+}
+
+/// `POST /v1/agents/{agent}/ag-ui/connect`: what an AG-UI client that lost
+/// its stream connects to (its agent's `connect`): the thread's messages
+/// as a `MESSAGES_SNAPSHOT` (which replaces what the client held, so
+/// nothing is doubled), then the rest of the thread's last run, live
+/// until it ends (`RUN_FINISHED` with its outcome).
+pub async fn connect(
+    State(state): State<Arc<AppState>>,
+    who: Principal,
+    Path(name): Path<String>,
+    JsonBody(input): JsonBody<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let agent = state
+        .agents
+        .get(&name)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&format!("agent {name}")))?;
+    let thread_id = input["threadId"].as_str().ok_or_else(|| {
+        ApiError::invalid_request("threadId: required (a thread of yours, from POST /v1/threads)")
+    })?;
+    let run_id = input["runId"].as_str().unwrap_or("connect").to_string();
+    let thread = owned_thread(&state, &who, thread_id).await?;
+    let last = state.store.runs(thread_id).await?.pop();
+    // The run's messages and where its log stands, read together, then
+    // the thread's earlier messages: the snapshot and the position the
+    // rest follows from agree.
+    let (logged, position) = match &last {
+        Some(r) => {
+            let logged = state.store.log_after(thread_id, &r.id, 0).await?;
+            let position = logged.last().map_or(0, |m| m.position);
+            (logged, position)
+        }
+        None => (Vec::new(), 0),
+    };
+    let first_of_run = logged.first().map(|m| m.seq).unwrap_or(i64::MAX);
+    let mut stored: Vec<parlance_store::StoredMessage> = state
+        .store
+        .all_messages(thread_id)
+        .await?
+        .into_iter()
+        .filter(|m| m.seq < first_of_run)
+        .collect();
+    stored.extend(logged.iter().map(|m| parlance_store::StoredMessage {
+        seq: m.seq,
+        run_id: last.as_ref().map(|r| r.id.clone()),
+        message: m.message.clone(),
+    }));
+    let pending: Vec<ApprovalRequest> = stored
+        .last()
+        .into_iter()
+        .flat_map(|m| &m.message.content)
+        .filter_map(|b| match b {
+            Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut ag = AgUiStream::new(thread_id, &run_id);
+    let parlance_run = last.as_ref().map(|r| r.id.clone()).unwrap_or_default();
+    let mut first = ag.start(&parlance_run, &thread.metadata);
+    first.push(json!({"type": "MESSAGES_SNAPSHOT", "messages": snapshot(&stored)}));
+    let schema = move |tool: &str| {
+        agent
+            .tools()
+            .get(tool)
+            .map(|t| t.spec().input_schema.clone())
+    };
+    let items: futures::stream::BoxStream<'static, crate::streams::RunItem> = match &last {
+        Some(r) => crate::streams::items(
+            state.clone(),
+            r.id.clone(),
+            crate::streams::EventId { position, after: 0 },
+        )
+        .boxed(),
+        None => futures::stream::empty().boxed(),
+    };
+    let finished = last.is_none();
+    let events = items.map(move |item| match item {
+        crate::streams::RunItem::Live(_, e) => ag.event(&e, &schema),
+        crate::streams::RunItem::Stored(m) => ag.message(&m.message),
+        crate::streams::RunItem::Stopped(r) => {
+            let usage = r.usage.unwrap_or_default();
+            ag.stopped(
+                &r.status,
+                r.error.as_ref(),
+                &r.output,
+                &usage,
+                &pending,
+                &schema,
+            )
+        }
+        crate::streams::RunItem::Failed(message) => {
+            vec![json!({"type": "RUN_ERROR", "code": "store", "message": message})]
+        }
+    });
+    // A thread with no run yet: the snapshot, and the end.
+    let nothing_ran = finished.then(|| {
+        json!({"type": "RUN_FINISHED", "threadId": thread.id, "runId": run_id, "outcome": {"type": "success"}})
+    });
+    let closing = futures::stream::iter(nothing_ran.map(|e| vec![e]));
+    let body = futures::stream::iter([first])
+        .chain(events)
+        .chain(closing)
+        .flat_map(futures::stream::iter)
+        .map(move |e| {
+            Ok::<_, Infallible>(Event::default().data(outbound(&state, &who, e).to_string()))
+        });
+    Ok(Sse::new(body)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
 #[cfg(test)]
 #[path = "ag_ui_tests.rs"]
 mod tests;

@@ -236,3 +236,56 @@ fn the_input_is_the_users_last_message() {
             .starts_with("messages: the user's new message is required")
     );
 }
+
+#[test]
+fn a_thread_snapshot_is_ag_ui_messages_with_ids_from_their_places() {
+    use parlance_store::StoredMessage;
+    let at = |seq, message| StoredMessage {
+        seq,
+        run_id: Some("run_1".into()),
+        message,
+    };
+    let mut retry = Message::user("Answer again.");
+    retry.metadata = Some(serde_json::Map::from_iter([(
+        "output_retry".into(),
+        json!(1),
+    )]));
+    let thread = [
+        at(0, Message::user("Where is A-17?")),
+        at(
+            1,
+            Message::new(
+                Role::Assistant,
+                vec![
+                    Block::text("Checking."),
+                    Block::tool_call("c1", "get_order", json!({"order_id": "A-17"})),
+                ],
+            ),
+        ),
+        at(
+            2,
+            Message::new(
+                Role::Tool,
+                vec![
+                    Block::tool_result(ToolResult::text("c1", ToolStatus::Ok, "shipped")),
+                    Block::ApprovalRequest {
+                        approval_request: waiting("c2", "d2"),
+                    },
+                ],
+            ),
+        ),
+        at(3, retry),
+        at(4, Message::assistant("It has shipped.")),
+    ];
+    let snap = snapshot(&thread);
+    assert_eq!(
+        snap,
+        [
+            json!({"id": "msg-0", "role": "user", "content": "Where is A-17?"}),
+            json!({"id": "msg-1", "role": "assistant", "content": "Checking.", "toolCalls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": "{\"order_id\":\"A-17\"}"}}]}),
+            json!({"id": "tool-2-0", "role": "tool", "toolCallId": "c1", "content": "shipped"}),
+            json!({"id": "msg-4", "role": "assistant", "content": "It has shipped."}),
+        ]
+    );
+}
