@@ -8,6 +8,10 @@ to decide; a bad token, an unknown tool and bad arguments are refused."""
 from __future__ import annotations
 
 import pathlib
+import re
+import socket
+import socketserver
+import threading
 from typing import Any, Dict, List, Tuple
 
 import anyio
@@ -165,3 +169,73 @@ def test_parlance_mcp_serve_speaks_mcp_over_stdio(mock: Any, tmp_path: pathlib.P
         anyio.run(main)
     finally:
         tool.server.shutdown()
+
+
+class DroppingProxy:
+    """A TCP proxy to `port` that cuts the first connection carrying a
+    `tools/call` once the server's answer has sent one SSE event with an id
+    (a client's network dropping mid-call); everything else passes."""
+
+    def __init__(self, port: int) -> None:
+        self.dropped = 0
+        proxy = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                upstream = socket.create_connection(("127.0.0.1", port))
+                state = {"calling": False}
+
+                def client_to_server() -> None:
+                    try:
+                        while data := self.request.recv(65536):
+                            if b'"tools/call"' in data and proxy.dropped == 0:
+                                state["calling"] = True
+                            upstream.sendall(data)
+                    except OSError:
+                        pass
+                    finally:
+                        upstream.close()
+
+                threading.Thread(target=client_to_server, daemon=True).start()
+                seen = b""
+                try:
+                    while data := upstream.recv(65536):
+                        self.request.sendall(data)
+                        if state["calling"]:
+                            seen += data
+                            if re.search(rb"(^|\n)id: ?\S+", seen) and b"\n\n" in seen:
+                                proxy.dropped += 1
+                                break
+                except OSError:
+                    pass
+                finally:
+                    upstream.close()
+                    self.request.close()
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def test_a_call_whose_connection_dropped_is_picked_up_with_its_last_event_id(
+    support_served: Any,  # noqa: F811
+    mock: Any,
+) -> None:
+    url, _, _ = support_served
+    port = int(url.rsplit(":", 1)[1])
+    proxy = DroppingProxy(port)
+    mock.script = lambda b: text("Slowly, but surely: here.", pace=0.2)
+
+    async def main() -> None:
+        async with http_client(proxy.url) as client:
+            r = await client.call_tool("support", {"input": "Take your time."})
+            assert not r.is_error, r.content
+            assert isinstance(r.content[0], types.TextContent) and r.content[0].text == "Slowly, but surely: here."
+
+    try:
+        anyio.run(main)
+    finally:
+        proxy.server.shutdown()
+    assert proxy.dropped == 1, "the call's connection was cut, and the client picked it up"
+    assert len(mock.requests) == 1, "picked up, not asked again: the agent ran once"

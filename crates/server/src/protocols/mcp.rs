@@ -37,6 +37,9 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, EventStoreError, EventStream, ServerSseMessage,
+};
 use serde_json::{Value, json};
 
 use crate::auth::Principal;
@@ -510,6 +513,87 @@ pub async fn with_caller(
     next.run(request).await
 }
 
+/// How long the events of an MCP stream are kept for a client that
+/// reconnects (`Last-Event-ID`).
+pub const KEEP_EVENTS: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The events of `/mcp`'s streams, in memory, so that a client whose
+/// connection dropped mid-call reconnects with `Last-Event-ID` and gets
+/// the rest (the call's result included): the call goes on without it.
+/// Kept [`KEEP_EVENTS`]; on this server only (a client reconnects to the
+/// server it called).
+#[derive(Default)]
+pub struct McpEvents(std::sync::Mutex<McpEventsInner>);
+
+/// What [`McpEvents`] holds.
+#[derive(Default)]
+pub struct McpEventsInner {
+    next: u64,
+    /// Each stream's events, by stream id, with when the stream began.
+    streams: std::collections::HashMap<String, (std::time::Instant, Vec<(u64, ServerSseMessage)>)>,
+    /// Which stream an event id belongs to.
+    owner: std::collections::HashMap<u64, String>,
+}
+
+#[async_trait::async_trait]
+impl EventStore for McpEvents {
+    async fn store_event(
+        &self,
+        stream_id: &str,
+        event: &ServerSseMessage,
+    ) -> Result<String, EventStoreError> {
+        let mut inner = self.0.lock().expect("not poisoned");
+        // Streams past their time go, with their events' ids.
+        let now = std::time::Instant::now();
+        let old: Vec<String> = inner
+            .streams
+            .iter()
+            .filter(|(_, (began, _))| now.duration_since(*began) > KEEP_EVENTS)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in old {
+            if let Some((_, events)) = inner.streams.remove(&id) {
+                for (n, _) in events {
+                    inner.owner.remove(&n);
+                }
+            }
+        }
+        inner.next += 1;
+        let n = inner.next;
+        let mut kept = event.clone();
+        kept.event_id = Some(n.to_string());
+        inner
+            .streams
+            .entry(stream_id.to_string())
+            .or_insert_with(|| (now, Vec::new()))
+            .1
+            .push((n, kept));
+        inner.owner.insert(n, stream_id.to_string());
+        Ok(n.to_string())
+    }
+
+    async fn replay_events_after(
+        &self,
+        last_event_id: &str,
+    ) -> Result<EventStream, EventStoreError> {
+        let inner = self.0.lock().expect("not poisoned");
+        let n: u64 = last_event_id
+            .parse()
+            .map_err(|_| format!("{last_event_id:?} is not an event id of this server"))?;
+        let stream = inner
+            .owner
+            .get(&n)
+            .ok_or_else(|| format!("event {n} is not known here (too old, or another server's)"))?;
+        let events: Vec<ServerSseMessage> = inner.streams[stream]
+            .1
+            .iter()
+            .filter(|(id, _)| *id > n)
+            .map(|(_, e)| e.clone())
+            .collect();
+        Ok(Box::pin(futures::stream::iter(events)))
+    }
+}
+
 /// The MCP service over streamable HTTP (Host and Origin are the
 /// router's guard's to check).
 pub fn http_service(
@@ -520,9 +604,12 @@ pub fn http_service(
 > {
     let config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default()
         .with_allowed_hosts(Vec::<String>::new());
+    let sessions =
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()
+            .with_event_store(Arc::new(McpEvents::default()));
     rmcp::transport::streamable_http_server::StreamableHttpService::new(
         move || Ok(AgentTools::http(state.clone())),
-        Default::default(),
+        Arc::new(sessions),
         config,
     )
 }
