@@ -124,6 +124,27 @@ def test_an_a2a_client_talks_to_an_agent_and_answers_input_required(
         with pytest.raises(TaskNotCancelableError):
             await client.cancel_task(CancelTaskRequest(id=waiting.id))
 
+        # Followed mid-answer from a second connection (a reconnect while
+        # the run goes on): the answer whole, then completed.
+        mock.script = lambda b: text("Counting: one two three four five six.", pace=0.05)
+        stream = client.send_message(ask("Count."))
+        first = await stream.__anext__()
+        follow = [e async for e in client.subscribe(SubscribeToTaskRequest(id=first.task.id))]
+        assert final_status(follow).state == TaskState.TASK_STATE_COMPLETED
+        assert answer_text(follow) == "Counting: one two three four five six."
+        rest = [e async for e in stream]
+        assert answer_text(rest) == "Counting: one two three four five six."
+
+        # A malformed request: JSON-RPC's own errors.
+        raw = await http.post(f"{url}/a2a/support", json={"method": "SendMessage", "id": 1})
+        assert raw.json()["error"]["code"] == -32600
+        raw = await http.post(f"{url}/a2a/support", json={"jsonrpc": "2.0", "method": "Dance", "id": 2})
+        assert raw.json()["error"]["code"] == -32601
+        raw = await http.post(
+            f"{url}/a2a/support", json={"jsonrpc": "2.0", "method": "SendMessage", "id": 3, "params": {}}
+        )
+        assert raw.json()["error"] == {"code": -32602, "message": "message: required"}
+
         # Not streamed: the task, whole.
         plain = await create_client(
             f"{url}/a2a/support", client_config=ClientConfig(httpx_client=http, streaming=False)

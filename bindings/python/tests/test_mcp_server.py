@@ -66,7 +66,13 @@ def test_agents_are_mcp_tools_and_approvals_are_forms(support_served: Any, mock:
             assert [t.name for t in listed.tools] == ["support"]
             assert listed.tools[0].input_schema["required"] == ["input"]
 
-            r = await client.call_tool("support", {"input": "Where is A-17?"})
+            pieces: List[str] = []
+
+            async def progress(done: float, total: Any, message: Any) -> None:
+                pieces.append(message or "")
+
+            r = await client.call_tool("support", {"input": "Where is A-17?"}, progress_callback=progress)
+            assert "".join(pieces) == "A-17 has shipped.", "the answer streamed as progress notifications"
             assert not r.is_error
             assert isinstance(r.content[0], types.TextContent) and r.content[0].text == "A-17 has shipped."
             s: Any = r.structured_content

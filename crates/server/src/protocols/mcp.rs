@@ -24,6 +24,7 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response as HttpResponse;
+use futures::StreamExt;
 use parlance_agent::Agent;
 use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, Message, Response, RunStatus,
@@ -34,7 +35,7 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::{
@@ -156,11 +157,33 @@ impl AgentTools {
             Some(_) => return Ok(failure("thread_id: a string").into()),
         };
         let runner = ThreadRunner::new(self.state.store.clone(), agent.clone());
+        // A client that asked for progress reads the answer as it is
+        // written: each piece of text a progress notification.
+        let progress = ctx.meta.get_progress_token();
         let outcome = match runner
-            .start(&thread, vec![Message::user(input)], false)
+            .start(&thread, vec![Message::user(input)], progress.is_some())
             .await
         {
-            Ok(handle) => handle.outcome().await,
+            Ok(handle) => match progress {
+                None => handle.outcome().await,
+                Some(token) => {
+                    let (events, outcome) = handle.split();
+                    let mut events = std::pin::pin!(events);
+                    let mut n = 0.0;
+                    while let Some(e) = events.next().await {
+                        if let parlance_agent::RunEvent::TextDelta(t) = e
+                            && !t.is_empty()
+                        {
+                            n += 1.0;
+                            let note = ProgressNotificationParam::new(token.clone(), n)
+                                .with_message(self.state.redactor.redact(&t).into_owned());
+                            // A client gone meanwhile: the run goes on.
+                            let _ = ctx.peer.notify_progress(note).await;
+                        }
+                    }
+                    outcome.await
+                }
+            },
             Err(e) => return Ok(failure(&e.to_string()).into()),
         };
         self.answer(&agent, outcome, &ctx).await
