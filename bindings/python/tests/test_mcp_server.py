@@ -12,7 +12,7 @@ import re
 import socket
 import socketserver
 import threading
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import anyio
 import httpx2
@@ -68,7 +68,7 @@ def test_agents_are_mcp_tools_and_approvals_are_forms(support_served: Any, mock:
 
             pieces: List[str] = []
 
-            async def progress(done: float, total: Any, message: Any) -> None:
+            async def progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
                 pieces.append(message or "")
 
             r = await client.call_tool("support", {"input": "Where is A-17?"}, progress_callback=progress)
