@@ -14,8 +14,8 @@ use futures::TryStreamExt;
 use sqlx::Either;
 use sqlx::any::AnyRow;
 
+use crate::error::{R, Tx};
 use crate::sql::Dialect;
-use crate::store::{R, Store, Tx};
 
 /// A value bound to a `?` of a batched statement.
 #[derive(Debug, Clone)]
@@ -162,46 +162,44 @@ pub(crate) async fn run(
     Ok(())
 }
 
-impl Store {
-    /// Runs `batch` in `tx`: one hand-over on SQLite, one round trip per
-    /// statement on PostgreSQL. One [`Done`] per statement, in order; the
-    /// first failing statement fails the whole (the caller rolls back).
-    pub(crate) async fn batch(&self, tx: &mut Tx, batch: Batch) -> R<Vec<Done>> {
-        Ok(self.batch_sqlx(tx, batch).await?)
-    }
+/// Runs `batch` in `tx`: one hand-over on SQLite, one round trip per
+/// statement on PostgreSQL. One [`Done`] per statement, in order; the
+/// first failing statement fails the whole (the caller rolls back).
+pub(crate) async fn batch(dialect: Dialect, tx: &mut Tx, batch: Batch) -> R<Vec<Done>> {
+    Ok(batch_sqlx(dialect, tx, batch).await?)
+}
 
-    /// [`Store::batch`] with the driver's error as it is (a caller tells a
-    /// unique violation from other failures).
-    pub(crate) async fn batch_sqlx(
-        &self,
-        tx: &mut Tx,
-        batch: Batch,
-    ) -> Result<Vec<Done>, sqlx::Error> {
-        let n = batch.statements.len();
-        let mut out = Vec::with_capacity(n);
-        match self.dialect {
-            Dialect::Sqlite => {
-                let sql = batch
-                    .statements
-                    .iter()
-                    .map(|s| s.sql)
-                    .collect::<Vec<_>>()
-                    .join(";\n");
-                let args = batch.statements.into_iter().flat_map(|s| s.args).collect();
-                run(tx, sql, args, &mut out).await?;
-            }
-            Dialect::Postgres => {
-                for s in batch.statements {
-                    run(tx, self.dialect.sql(s.sql), s.args, &mut out).await?;
-                }
+/// [`batch`] with the driver's error as it is (a caller tells a unique
+/// violation from other failures).
+pub(crate) async fn batch_sqlx(
+    dialect: Dialect,
+    tx: &mut Tx,
+    batch: Batch,
+) -> Result<Vec<Done>, sqlx::Error> {
+    let n = batch.statements.len();
+    let mut out = Vec::with_capacity(n);
+    match dialect {
+        Dialect::Sqlite => {
+            let sql = batch
+                .statements
+                .iter()
+                .map(|s| s.sql)
+                .collect::<Vec<_>>()
+                .join(";\n");
+            let args = batch.statements.into_iter().flat_map(|s| s.args).collect();
+            run(tx, sql, args, &mut out).await?;
+        }
+        Dialect::Postgres => {
+            for s in batch.statements {
+                run(tx, dialect.sql(s.sql), s.args, &mut out).await?;
             }
         }
-        if out.len() != n {
-            return Err(sqlx::Error::Protocol(format!(
-                "a batch of {n} statements reported {} results",
-                out.len()
-            )));
-        }
-        Ok(out)
     }
+    if out.len() != n {
+        return Err(sqlx::Error::Protocol(format!(
+            "a batch of {n} statements reported {} results",
+            out.len()
+        )));
+    }
+    Ok(out)
 }

@@ -121,7 +121,7 @@ impl Store {
         };
         let mut batch = Batch::new();
         self.push_claim(&mut batch, &run, ask, INSERT_RUN_PLAIN)?;
-        let done = self.script(batch).await?;
+        let done = self.writer.script(&self.pool, batch).await?;
         if done[0].rows_affected == 0 {
             return Ok(None);
         }
@@ -147,16 +147,15 @@ impl Store {
             let mut batch = Batch::new();
             batch.push(ACTIVE, vec![thread.into()]);
             self.push_claim(&mut batch, &run, &first_only, INSERT_RUN)?;
-            let done =
-                self.batch_sqlx(tx, batch)
-                    .await
-                    .map_err(|e| match e.as_database_error() {
-                        // Another server claimed it between our read and our write.
-                        Some(d) if d.is_unique_violation() => {
-                            Self::busy(thread, "another run", "running")
-                        }
-                        _ => e.into(),
-                    })?;
+            let done = crate::batch::batch_sqlx(self.dialect, tx, batch)
+                .await
+                .map_err(|e| match e.as_database_error() {
+                    // Another server claimed it between our read and our write.
+                    Some(d) if d.is_unique_violation() => {
+                        Self::busy(thread, "another run", "running")
+                    }
+                    _ => e.into(),
+                })?;
             if done[1].rows_affected == 0 {
                 let Some(active) = done[0].rows.first() else {
                     // PostgreSQL: a run claimed after our read; or no thread.

@@ -25,6 +25,7 @@
 mod batch;
 mod claim;
 mod cooldowns;
+mod error;
 mod inbox;
 mod log;
 mod redact;

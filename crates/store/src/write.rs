@@ -220,7 +220,7 @@ impl Store {
                 self.push_insert(&mut batch, run, m, now)?;
             }
             batch.extend(tail);
-            let done = self.script(batch).await?;
+            let done = self.writer.script(&self.pool, batch).await?;
             Self::checked(run, &done, check)?;
             return Self::positions(&done[skip..skip + messages.len()]);
         }
@@ -270,7 +270,7 @@ impl Store {
             if last {
                 batch.extend(tail.take().unwrap_or_default());
             }
-            let mut done = self.batch(tx, batch).await?;
+            let mut done = crate::batch::batch(self.dialect, tx, batch).await?;
             if (i == 0 && check == Check::First) || (last && check == Check::Last) {
                 checked = Some(Self::checked(run, &done, check));
             }

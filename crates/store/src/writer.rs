@@ -29,7 +29,7 @@ use sqlx::pool::PoolConnection;
 use tokio::sync::{Mutex, MutexGuard};
 
 use crate::batch::{Batch, Done};
-use crate::store::{R, Store, StoreError};
+use crate::error::{R, StoreError};
 
 /// The connection the scripts run on (`None` until the first one, and
 /// after one was closed), and the runtime the store was opened on.
@@ -93,20 +93,20 @@ impl Drop for Lent<'_> {
     }
 }
 
-impl Store {
+impl Writer {
     /// Runs `batch` between `BEGIN IMMEDIATE` and `COMMIT`, all in one
     /// script, on the writer's connection (SQLite only). Its statements
     /// must each check what the write needs (see the module's doc): the
     /// script commits whatever they did. One [`Done`] per statement.
-    pub(crate) async fn script(&self, batch: Batch) -> R<Vec<Done>> {
+    pub(crate) async fn script(&self, pool: &sqlx::AnyPool, batch: Batch) -> R<Vec<Done>> {
         let n = batch.len();
         let (sql, args) = batch.into_script("BEGIN IMMEDIATE", "COMMIT");
         let mut lent = Lent {
-            slot: self.writer.conn.lock().await,
+            slot: self.conn.lock().await,
             finished: false,
         };
         if lent.slot.is_none() {
-            *lent.slot = Some(self.pool.acquire().await?);
+            *lent.slot = Some(pool.acquire().await?);
         }
         let conn = lent.slot.as_mut().expect("a connection was just put there");
         let mut out = Vec::with_capacity(n + 2);
