@@ -43,6 +43,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::config::Config;
 use crate::error::ApiError;
 
+/// Requests to run an agent refused with `503 overloaded` (the counter's
+/// name; `/metrics` shows it).
+pub const RUNS_REFUSED: &str = "parlance_runs_refused_total";
+
 /// Descriptors kept apart from connections and runs.
 const RESERVE: u64 = 64;
 /// How long a request beyond `max_runs` waits for a turn, by default.
@@ -134,7 +138,7 @@ impl Admission {
 
 /// `503 overloaded`, with `Retry-After`.
 fn overloaded(why: &str) -> Response {
-    metrics::counter!(crate::metrics::RUNS_REFUSED).increment(1);
+    metrics::counter!(RUNS_REFUSED).increment(1);
     let mut r = ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "overloaded",

@@ -40,6 +40,7 @@ pub use parlance_config as config;
 pub mod error;
 pub mod guard;
 pub mod identity;
+pub mod live;
 pub mod metrics;
 mod openapi;
 pub mod protocols;

@@ -25,8 +25,9 @@ use crate::state::AppState;
 pub const PENDING_APPROVALS: &str = "parlance_pending_approvals";
 /// How long the store's reads for `/metrics` took, in seconds.
 pub const STORE_READ_SECONDS: &str = "parlance_store_read_duration_seconds";
-/// Requests to run an agent refused with `503 overloaded`.
-pub const RUNS_REFUSED: &str = "parlance_runs_refused_total";
+/// Requests to run an agent refused with `503 overloaded` (counted where
+/// they are refused).
+pub use crate::admission::RUNS_REFUSED;
 /// Runs of dead servers this server carried on.
 pub const RUNS_RESUMED: &str = "parlance_runs_resumed_total";
 

@@ -17,7 +17,6 @@ use futures::{Stream, StreamExt};
 use parlance_agent::{Agent, Resume, RunEvent};
 use parlance_format::{Decision, Response, RunStatus};
 use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
-use parlance_store::RunRecord;
 use serde_json::{Value, json};
 
 use crate::api::{
@@ -28,6 +27,7 @@ use crate::auth::Principal;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::streams::event_data;
 
 /// `POST /v1/runs`: run an agent, stateless (`turns`) or on a thread.
 pub async fn create_run(
@@ -149,38 +149,6 @@ fn sse(
         Ok::<_, Infallible>(Event::default().event(name).data(data.to_string()))
     });
     Sse::new(events).into_response()
-}
-
-/// The SSE name and data of a run event.
-pub fn event_data(e: &RunEvent) -> (&'static str, Value) {
-    let data = match e {
-        RunEvent::TextDelta(t) | RunEvent::ThinkingDelta(t) => json!({"text": t}),
-        RunEvent::MessageCompleted(m) => serde_json::to_value(m).expect("json"),
-        RunEvent::ToolCallStarted { call_id, name } => json!({"call_id": call_id, "name": name}),
-        RunEvent::ToolCallFinished {
-            call_id,
-            name,
-            status,
-            elapsed,
-        } => {
-            json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64})
-        }
-        RunEvent::ApprovalRequired(p) => json!({"pending": p}),
-        RunEvent::ContextCompacted(c) => json!({
-            "strategy": c.strategy.as_str(),
-            "replaces": c.replaces,
-            "tokens_before": c.tokens_before,
-            "tokens_after": c.tokens_after,
-        }),
-        RunEvent::RunCompleted(r) => serde_json::to_value(r).expect("json"),
-    };
-    (e.name(), data)
-}
-
-/// The SSE form of a run event (as an operator reads it).
-pub fn sse_event(e: &RunEvent) -> Event {
-    let (name, data) = event_data(e);
-    Event::default().event(name).data(data.to_string())
 }
 
 /// `POST /v1/runs/{id}/decisions`: decide pending calls; the run resumes.
@@ -335,41 +303,6 @@ pub async fn get_run(
     owned_thread(&state, &who, &record.thread_id)
         .await
         .map_err(|_| ApiError::not_found(&format!("run {id}")))?;
-    let out = stored_run(&state, &record).await?;
+    let out = crate::streams::stored_run(&state, &record).await?;
     Ok(Json(outbound(&state, &who, out)).into_response())
-}
-
-/// A run as stored, as `GET /v1/runs/{id}` reads it (before it is made
-/// fit for its reader).
-pub(crate) async fn stored_run(
-    state: &AppState,
-    record: &RunRecord,
-) -> Result<Value, parlance_store::StoreError> {
-    let messages: Vec<_> = state
-        .store
-        .all_messages(&record.thread_id)
-        .await?
-        .into_iter()
-        .filter(|m| m.run_id.as_deref() == Some(record.id.as_str()))
-        .map(|m| m.message)
-        .collect();
-    let pending = match messages.last() {
-        Some(last) if record.status == RunStatus::RequiresApproval.as_str() => {
-            crate::streams::pending_of(&last.content)
-        }
-        _ => Vec::new(),
-    };
-    Ok(json!({
-        "id": record.id,
-        "thread_id": record.thread_id,
-        "status": record.status,
-        "messages": messages,
-        "output": record.output,
-        "usage": record.usage.unwrap_or_default(),
-        "finish_reason": record.finish_reason,
-        "pending": pending,
-        "error": record.error,
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-    }))
 }

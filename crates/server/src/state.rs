@@ -51,7 +51,7 @@ pub struct AppState {
     /// Turns for the requests that run an agent.
     pub admission: Arc<crate::admission::Admission>,
     /// The runs this server streams, for clients that reconnect.
-    pub live: Arc<crate::streams::LiveRuns>,
+    pub live: Arc<crate::live::LiveRuns>,
 }
 
 /// Shared state for the handlers.

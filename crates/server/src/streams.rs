@@ -23,11 +23,8 @@
 //!   PostgreSQL, no connection held per listener, and a follower learns
 //!   nothing a committed step did not store anyway.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt;
-use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
@@ -37,199 +34,18 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
 use parlance_agent::RunEvent;
 use parlance_format::{Block, RunStatus};
-use parlance_runtime::{ResumeError, RunHandle};
 use parlance_store::{LoggedMessage, RunRecord};
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 use crate::api::{outbound, owned_thread};
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::runs::event_data;
 use crate::state::AppState;
+
+pub use crate::live::{EventId, LiveRun, LiveRuns};
 
 /// How often a run that runs elsewhere is read from the store.
 pub const POLL: Duration = Duration::from_millis(250);
-
-/// An event's id: the log position of the last message at or before it,
-/// and how many events after that message it is (0: the message itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct EventId {
-    /// The run's log position.
-    pub position: u64,
-    /// Events since that message.
-    pub after: u64,
-}
-
-impl fmt::Display for EventId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.after {
-            0 => write!(f, "{}", self.position),
-            k => write!(f, "{}.{k}", self.position),
-        }
-    }
-}
-
-impl FromStr for EventId {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad =
-            || format!("{s:?} is not an event id (a number, or two joined by a dot: 12 or 12.3)");
-        let (position, after) = s.split_once('.').unwrap_or((s, "0"));
-        Ok(EventId {
-            position: position.trim().parse().map_err(|_| bad())?,
-            after: after.trim().parse().map_err(|_| bad())?,
-        })
-    }
-}
-
-/// A streamed run's events of this part of it, as this server sent them.
-pub struct LiveRun {
-    /// The run.
-    pub run_id: String,
-    /// Its thread.
-    pub thread_id: String,
-    /// The log position when this part began (its events come after).
-    pub start: u64,
-    events: Mutex<Vec<(EventId, RunEvent)>>,
-    /// How many events there are; `true` beside it once the run ended.
-    count: watch::Sender<(usize, bool)>,
-    /// Why the run never started, when it ended without an event (its
-    /// decisions refused: it still waits).
-    refused: Mutex<Option<ResumeError>>,
-}
-
-impl LiveRun {
-    /// The events from index `from` on, and whether the run ended.
-    fn since(&self, from: usize) -> (Vec<(EventId, RunEvent)>, bool) {
-        let ended = self.count.borrow().1;
-        let events = self.events.lock().expect("not poisoned");
-        (events.get(from..).unwrap_or_default().to_vec(), ended)
-    }
-
-    /// Waits for the run's first event: `Err` with the reason when it
-    /// ended without one (refused decisions, a store that failed).
-    pub async fn started(&self) -> Result<(), ResumeError> {
-        let mut rx = self.count.subscribe();
-        let _ = rx.wait_for(|(n, ended)| *n > 0 || *ended).await;
-        match self.refused.lock().expect("not poisoned").take() {
-            Some(e) if self.count.borrow().0 == 0 => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// The index of the first event past `after`.
-    fn index_after(&self, after: EventId) -> usize {
-        let events = self.events.lock().expect("not poisoned");
-        events.partition_point(|(id, _)| *id <= after)
-    }
-
-    /// Its events from index `from` on (0: all of them), then live until
-    /// the run ends.
-    pub fn follow(self: Arc<Self>, from: usize) -> impl Stream<Item = (EventId, RunEvent)> + Send {
-        let rx = self.count.subscribe();
-        futures::stream::unfold(
-            (self, rx, from, false),
-            |(live, mut rx, next, done)| async move {
-                if done {
-                    return None;
-                }
-                loop {
-                    let (events, ended) = live.since(next);
-                    if !events.is_empty() {
-                        let next = next + events.len();
-                        let batch = futures::stream::iter(events);
-                        return Some((batch, (live, rx, next, false)));
-                    }
-                    if ended {
-                        return None;
-                    }
-                    if rx.changed().await.is_err() {
-                        return None;
-                    }
-                }
-            },
-        )
-        .flatten()
-    }
-}
-
-/// The runs this server streams, by id.
-#[derive(Default)]
-pub struct LiveRuns(Mutex<HashMap<String, Arc<LiveRun>>>);
-
-impl LiveRuns {
-    /// The run `id`, if this server streams it.
-    pub fn get(&self, id: &str) -> Option<Arc<LiveRun>> {
-        self.0.lock().expect("not poisoned").get(id).cloned()
-    }
-
-    /// Takes `handle`'s events (a streamed run): numbered and kept as they
-    /// come, whoever reads them, until the run stops.
-    /// `None` when the run's log position is unknown (no ids to give).
-    pub fn adopt(self: &Arc<Self>, handle: RunHandle) -> Result<Arc<LiveRun>, RunHandle> {
-        let Some(start) = handle.log_start else {
-            return Err(handle);
-        };
-        let live = Arc::new(LiveRun {
-            run_id: handle.run_id.clone(),
-            thread_id: handle.thread_id.clone(),
-            start,
-            events: Mutex::new(Vec::new()),
-            count: watch::channel((0, false)).0,
-            refused: Mutex::new(None),
-        });
-        self.0
-            .lock()
-            .expect("not poisoned")
-            .insert(live.run_id.clone(), live.clone());
-        let (runs, pumped) = (self.clone(), live.clone());
-        tokio::spawn(async move {
-            let mut id = EventId {
-                position: start,
-                after: 0,
-            };
-            let (events, outcome) = handle.split();
-            let mut events = std::pin::pin!(events);
-            while let Some(e) = events.next().await {
-                id = match e {
-                    RunEvent::MessageCompleted(_) => EventId {
-                        position: id.position + 1,
-                        after: 0,
-                    },
-                    _ => EventId {
-                        after: id.after + 1,
-                        ..id
-                    },
-                };
-                let n = {
-                    let mut kept = pumped.events.lock().expect("not poisoned");
-                    kept.push((id, e));
-                    kept.len()
-                };
-                pumped.count.send_replace((n, false));
-            }
-            if pumped.count.borrow().0 == 0
-                && let Err(e) = outcome.await
-            {
-                *pumped.refused.lock().expect("not poisoned") = Some(e);
-            }
-            // Its outcome is stored: from now on the store tells it all
-            // (and a later part of the run, here or elsewhere, too).
-            pumped.count.send_modify(|c| c.1 = true);
-            let mut map = runs.0.lock().expect("not poisoned");
-            // A later part of the run (a resume) may have taken its place.
-            if map
-                .get(&pumped.run_id)
-                .is_some_and(|l| Arc::ptr_eq(l, &pumped))
-            {
-                map.remove(&pumped.run_id);
-            }
-        });
-        Ok(live)
-    }
-}
 
 /// The SSE event of a run event with its id, as `who` may read it.
 pub fn sse_with_id(state: &AppState, who: &Principal, id: EventId, e: &RunEvent) -> Event {
@@ -440,7 +256,7 @@ pub fn items(
 /// How a run that stopped ends its stream, as stored: the calls it
 /// waits for, then its outcome.
 async fn ending(state: &AppState, who: &Principal, record: &RunRecord) -> Vec<Event> {
-    let run = match crate::runs::stored_run(state, record).await {
+    let run = match stored_run(state, record).await {
         Ok(v) => outbound(state, who, v),
         Err(e) => {
             return vec![
@@ -472,9 +288,7 @@ pub async fn stored_response(
     state: &AppState,
     record: &RunRecord,
 ) -> Result<parlance_format::Response, String> {
-    let mut v = crate::runs::stored_run(state, record)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut v = stored_run(state, record).await.map_err(|e| e.to_string())?;
     if let Some(o) = v.as_object_mut() {
         o.remove("created_at");
         o.remove("updated_at");
@@ -493,4 +307,71 @@ pub(crate) fn pending_of(content: &[Block]) -> Vec<Value> {
             _ => None,
         })
         .collect()
+}
+
+/// The SSE name and data of a run event.
+pub fn event_data(e: &RunEvent) -> (&'static str, Value) {
+    let data = match e {
+        RunEvent::TextDelta(t) | RunEvent::ThinkingDelta(t) => json!({"text": t}),
+        RunEvent::MessageCompleted(m) => serde_json::to_value(m).expect("json"),
+        RunEvent::ToolCallStarted { call_id, name } => json!({"call_id": call_id, "name": name}),
+        RunEvent::ToolCallFinished {
+            call_id,
+            name,
+            status,
+            elapsed,
+        } => {
+            json!({"call_id": call_id, "name": name, "status": status, "elapsed_ms": elapsed.as_millis() as u64})
+        }
+        RunEvent::ApprovalRequired(p) => json!({"pending": p}),
+        RunEvent::ContextCompacted(c) => json!({
+            "strategy": c.strategy.as_str(),
+            "replaces": c.replaces,
+            "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after,
+        }),
+        RunEvent::RunCompleted(r) => serde_json::to_value(r).expect("json"),
+    };
+    (e.name(), data)
+}
+
+/// The SSE form of a run event (as an operator reads it).
+pub fn sse_event(e: &RunEvent) -> Event {
+    let (name, data) = event_data(e);
+    Event::default().event(name).data(data.to_string())
+}
+
+/// A run as stored, as `GET /v1/runs/{id}` reads it (before it is made
+/// fit for its reader).
+pub(crate) async fn stored_run(
+    state: &AppState,
+    record: &RunRecord,
+) -> Result<Value, parlance_store::StoreError> {
+    let messages: Vec<_> = state
+        .store
+        .all_messages(&record.thread_id)
+        .await?
+        .into_iter()
+        .filter(|m| m.run_id.as_deref() == Some(record.id.as_str()))
+        .map(|m| m.message)
+        .collect();
+    let pending = match messages.last() {
+        Some(last) if record.status == RunStatus::RequiresApproval.as_str() => {
+            pending_of(&last.content)
+        }
+        _ => Vec::new(),
+    };
+    Ok(json!({
+        "id": record.id,
+        "thread_id": record.thread_id,
+        "status": record.status,
+        "messages": messages,
+        "output": record.output,
+        "usage": record.usage.unwrap_or_default(),
+        "finish_reason": record.finish_reason,
+        "pending": pending,
+        "error": record.error,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    }))
 }
