@@ -3,7 +3,6 @@
 // the server, answered and streamed in the API's own shapes, on a stored
 // thread with a header; its errors are the SDK's own.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -11,28 +10,11 @@ import { test } from "node:test";
 import OpenAI from "openai";
 
 import { afterTools, calls, startMock, text } from "./helpers/mock.mjs";
+import { toolServer } from "./helpers/protocols.mjs";
 import { startServe } from "./helpers/serve.mjs";
 
-/** The guide's HTTP tool: answers every order as shipped. */
-async function orders() {
-  const got = [];
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c) => (body += c));
-    req.on("end", () => {
-      const args = JSON.parse(body);
-      got.push(args);
-      const data = JSON.stringify({ order_id: args.order_id, status: "shipped" });
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
-      res.end(data);
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/orders`, got, close: () => new Promise((r) => server.close(r)) };
-}
-
 test("the official openai client runs an agent by name, streamed too, on a thread by header", async (t) => {
-  const tool = await orders();
+  const tool = await toolServer((args) => ({ order_id: args.order_id, status: "shipped" }));
   t.after(tool.close);
   const mock = await startMock(afterTools(calls(["c1", "get_order", { order_id: "A-17" }]), () => text("A-17 has shipped.")));
   t.after(mock.close);
@@ -43,7 +25,7 @@ test("the official openai client runs an agent by name, streamed too, on a threa
     OPENAI_BASE_URL: mock.url,
     OPENAI_API_KEY: "sk-test",
     PARLANCE_STORE_URL: `sqlite://${join(dir, "serve.db")}`,
-    PARLANCE__TOOLS__GET_ORDER__URL: tool.url,
+    PARLANCE__TOOLS__GET_ORDER__URL: `${tool.url}/orders`,
   });
   if (url === undefined) return;
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused-on-loopback", maxRetries: 0 });

@@ -131,6 +131,16 @@ def test_a_client_without_forms_is_told_where_to_decide_and_bad_calls_are_refuse
             with pytest.raises(MCPError, match="no tool"):
                 await client.call_tool("nobody", {"input": "Hi"})
 
+        # Answers forged for another caller's waiting run: refused, and the
+        # run still waits.
+        async with http_client(url, token="tok-bob-0123456789") as bob:
+            digest = s["pending"][0]["digest"]
+            answer = types.ElicitResult(action="accept", content={"decision": "approved"})
+            r = await bob.call_tool("support", {}, request_state=s["run_id"], input_responses={digest: answer})
+            assert r.is_error and isinstance(r.content[0], types.TextContent)
+            assert r.content[0].text == f'no run "{s["run_id"]}" waits for these answers'
+        assert tool.got == [], "nothing ran"
+
         # A bad token: the SDK's call fails; the server said 401 with the
         # scheme to authenticate with, before any MCP ran.
         try:

@@ -298,14 +298,9 @@ pub async fn stored_response(
 
 /// The approval requests of a message, as JSON.
 pub(crate) fn pending_of(content: &[Block]) -> Vec<Value> {
-    content
+    approval_requests(content)
         .iter()
-        .filter_map(|b| match b {
-            Block::ApprovalRequest { approval_request } => {
-                Some(serde_json::to_value(approval_request).expect("json"))
-            }
-            _ => None,
-        })
+        .map(|r| serde_json::to_value(r).expect("json"))
         .collect()
 }
 
@@ -349,10 +344,9 @@ pub(crate) async fn stored_run(
 ) -> Result<Value, parlance_store::StoreError> {
     let messages: Vec<_> = state
         .store
-        .all_messages(&record.thread_id)
+        .run_turn(record)
         .await?
         .into_iter()
-        .filter(|m| m.run_id.as_deref() == Some(record.id.as_str()))
         .map(|m| m.message)
         .collect();
     let pending = match messages.last() {
@@ -374,4 +368,15 @@ pub(crate) async fn stored_run(
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     }))
+}
+
+/// The approval requests in a message's content.
+pub(crate) fn approval_requests(content: &[Block]) -> Vec<parlance_format::ApprovalRequest> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
+            _ => None,
+        })
+        .collect()
 }

@@ -50,26 +50,25 @@ impl Store {
     /// The messages of `run` (on `thread`) whose newest version lies past
     /// log position `after`, in thread order, each as it is now.
     pub async fn log_after(&self, thread: &str, run: &str, after: u64) -> R<Vec<LoggedMessage>> {
+        // Positions counted by the database, so that only the messages
+        // past `after` travel (a follower reads the log every poll).
         let rows = sqlx::query(self.q(
-            "SELECT seq, run_id, body, rev FROM parlance_messages WHERE thread_id = ? AND run_id = ? ORDER BY seq",
+            "SELECT seq, run_id, body, position FROM (SELECT seq, run_id, body, CAST(SUM(rev + 1) OVER (ORDER BY seq) AS BIGINT) AS position FROM parlance_messages WHERE thread_id = ? AND run_id = ?) AS logged WHERE position > ? ORDER BY seq",
         ))
         .bind(thread)
         .bind(run)
+        .bind(after.min(i64::MAX as u64) as i64)
         .fetch_all(&self.pool)
         .await?;
-        let mut position = 0u64;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
-            let rev: i64 = row.try_get("rev")?;
-            position += rev.max(0) as u64 + 1;
-            if position > after {
-                let stored = Self::message_from(thread, row)?;
-                out.push(LoggedMessage {
-                    position,
-                    seq: stored.seq,
-                    message: stored.message,
-                });
-            }
+            let position: i64 = row.try_get("position")?;
+            let stored = Self::message_from(thread, row)?;
+            out.push(LoggedMessage {
+                position: position.max(0) as u64,
+                seq: stored.seq,
+                message: stored.message,
+            });
         }
         Ok(out)
     }

@@ -221,12 +221,8 @@ pub fn decisions_of(
         pending
             .iter()
             .map(|p| Decision {
-                tool_call_id: p.tool_call_id.clone(),
-                digest: p.digest.clone(),
-                decision: kind,
-                arguments: None,
                 reason: reason.clone(),
-                content: None,
+                ..super::decision(p, kind)
             })
             .collect::<Vec<_>>()
     };
@@ -475,9 +471,7 @@ pub async fn rpc(
         };
         Json(outbound(&state, &who, v)).into_response()
     };
-    let Some(agent) = state.agents.get(&name).cloned() else {
-        return Err(ApiError::not_found(&format!("agent {name}")));
-    };
+    let agent = super::configured(&state, &name)?;
     if body.get("jsonrpc") != Some(&json!("2.0")) {
         return Ok(reply(Err(RpcError {
             code: -32600,
@@ -609,7 +603,9 @@ async fn start(
                 "message.taskId: task {task} is not agent {name:?}'s"
             )));
         }
-        let pending = waiting_calls(state, &record).await?;
+        let pending = super::waiting_calls(state, &record)
+            .await
+            .map_err(|e| RpcError::params(e.to_string()))?;
         let decided = decisions_of(message, &pending)?;
         return runner
             .start_resume(task, decided, stream)
@@ -652,26 +648,6 @@ async fn owned_run(state: &AppState, who: &Principal, task: &str) -> Result<RunR
     Ok(record)
 }
 
-async fn waiting_calls(
-    state: &AppState,
-    record: &RunRecord,
-) -> Result<Vec<ApprovalRequest>, RpcError> {
-    let stored = state
-        .store
-        .all_messages(&record.thread_id)
-        .await
-        .map_err(|e| RpcError::params(e.to_string()))?;
-    Ok(stored
-        .last()
-        .into_iter()
-        .flat_map(|m| &m.message.content)
-        .filter_map(|b| match b {
-            Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-            _ => None,
-        })
-        .collect())
-}
-
 /// The task `run` as stored, with at most `history` messages.
 async fn stored_task(state: &AppState, run: &str, history: u64) -> Result<Value, RpcError> {
     let record = state
@@ -679,15 +655,11 @@ async fn stored_task(state: &AppState, run: &str, history: u64) -> Result<Value,
         .run(run)
         .await
         .map_err(|_| RpcError::task_not_found(run))?;
-    let stored = state
+    let mine = state
         .store
-        .all_messages(&record.thread_id)
+        .run_turn(&record)
         .await
         .map_err(|e| RpcError::params(e.to_string()))?;
-    let mine: Vec<_> = stored
-        .iter()
-        .filter(|m| m.run_id.as_deref() == Some(run))
-        .collect();
     let pending = match mine.last() {
         Some(last) if record.status == "requires_approval" => {
             crate::streams::pending_of(&last.message.content)

@@ -388,14 +388,7 @@ pub fn decisions(resume: &[Value], pending: &[ApprovalRequest]) -> Result<Vec<De
         let p = pending.iter().find(|p| p.digest == id).ok_or_else(|| {
             format!("{at}.interruptId: {id:?} is not an interrupt the run waits for")
         })?;
-        let base = |kind| Decision {
-            tool_call_id: p.tool_call_id.clone(),
-            digest: p.digest.clone(),
-            decision: kind,
-            arguments: None,
-            reason: None,
-            content: None,
-        };
+        let base = |kind| super::decision(p, kind);
         let d = match r["status"].as_str() {
             Some("cancelled") => Decision {
                 reason: Some("the person cancelled it".into()),
@@ -459,11 +452,7 @@ pub async fn run(
     Path(name): Path<String>,
     JsonBody(input): JsonBody<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let agent = state
-        .agents
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&format!("agent {name}")))?;
+    let agent = super::configured(&state, &name)?;
     let thread_id = input["threadId"].as_str().ok_or_else(|| {
         ApiError::invalid_request("threadId: required (a thread of yours, from POST /v1/threads)")
     })?;
@@ -488,29 +477,9 @@ pub async fn run(
             runner.start(thread_id, input, true).await?
         }
         Some(resume) => {
-            let run = match state.store.runs(thread_id).await?.pop() {
-                Some(r) if r.status == "requires_approval" => r,
-                _ => {
-                    return Err(ApiError::conflict(format!(
-                        "thread {thread_id}: no run waits for decisions (resume answers interrupts)"
-                    )));
-                }
-            };
-            if run.settings["name"].as_str() != Some(name.as_str()) {
-                return Err(ApiError::invalid_request(format!(
-                    "the run waiting on thread {thread_id} is not agent {name:?}'s"
-                )));
-            }
-            let stored = state.store.all_messages(thread_id).await?;
-            let pending: Vec<ApprovalRequest> = stored
-                .last()
-                .into_iter()
-                .flat_map(|m| &m.message.content)
-                .filter_map(|b| match b {
-                    Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-                    _ => None,
-                })
-                .collect();
+            let run =
+                super::waiting_run(&state, thread_id, &name, "resume answers interrupts").await?;
+            let pending = super::waiting_calls(&state, &run).await?;
             let decided = decisions(resume, &pending).map_err(ApiError::invalid_decision)?;
             runner.start_resume(&run.id, decided, true).await?
         }
@@ -607,11 +576,7 @@ pub async fn connect(
     Path(name): Path<String>,
     JsonBody(input): JsonBody<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let agent = state
-        .agents
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&format!("agent {name}")))?;
+    let agent = super::configured(&state, &name)?;
     let thread_id = input["threadId"].as_str().ok_or_else(|| {
         ApiError::invalid_request("threadId: required (a thread of yours, from POST /v1/threads)")
     })?;
@@ -642,15 +607,10 @@ pub async fn connect(
         run_id: last.as_ref().map(|r| r.id.clone()),
         message: m.message.clone(),
     }));
-    let pending: Vec<ApprovalRequest> = stored
+    let pending = stored
         .last()
-        .into_iter()
-        .flat_map(|m| &m.message.content)
-        .filter_map(|b| match b {
-            Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-            _ => None,
-        })
-        .collect();
+        .map(|m| super::approval_requests(&m.message.content))
+        .unwrap_or_default();
     let mut ag = AgUiStream::new(thread_id, &run_id);
     let parlance_run = last.as_ref().map(|r| r.id.clone()).unwrap_or_default();
     let mut first = ag.start(&parlance_run, &thread.metadata);

@@ -43,7 +43,7 @@ use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, Message, Role, ToolResult, ToolStatus,
 };
 use parlance_runtime::ThreadRunner;
-use parlance_store::{RunRecord, StoredMessage};
+use parlance_store::StoredMessage;
 use serde_json::{Value, json};
 
 use crate::api::{outbound, owned_thread};
@@ -455,14 +455,7 @@ pub fn decisions(
             ));
         };
         let here = format!("{at}.parts[{i}]");
-        let decision = |kind| Decision {
-            tool_call_id: p.tool_call_id.clone(),
-            digest: p.digest.clone(),
-            decision: kind,
-            arguments: None,
-            reason: None,
-            content: None,
-        };
+        let decision = |kind| super::decision(p, kind);
         let d = match part["state"].as_str() {
             Some("approval-responded") => {
                 let approval = &part["approval"];
@@ -528,11 +521,7 @@ pub async fn chat(
     Path(name): Path<String>,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let agent = state
-        .agents
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&format!("agent {name}")))?;
+    let agent = super::configured(&state, &name)?;
     let chat = body["id"].as_str().ok_or_else(|| {
         ApiError::invalid_request(
             "id: required (the chat's id: a thread of yours, from POST /v1/threads)",
@@ -560,13 +549,14 @@ pub async fn chat(
             runner.start(chat, input, true).await?
         }
         Some("assistant") => {
-            let run = waiting_run(&state, chat).await?;
-            if run.settings["name"].as_str() != Some(name.as_str()) {
-                return Err(ApiError::invalid_request(format!(
-                    "the run waiting on thread {chat} is not agent {name:?}'s: decide it with its own agent"
-                )));
-            }
-            let pending = waiting_calls(&state, &run).await?;
+            let run = super::waiting_run(
+                &state,
+                chat,
+                &name,
+                "the last message is the assistant's: it answers approvals",
+            )
+            .await?;
+            let pending = super::waiting_calls(&state, &run).await?;
             let decided = decisions(last, &pending, &at).map_err(ApiError::invalid_decision)?;
             runner.start_resume(&run.id, decided, true).await?
         }
@@ -619,33 +609,6 @@ pub async fn thread_messages(
     let stored = state.store.all_messages(&thread).await?;
     let messages = Value::Array(ui_messages(&stored));
     Ok(axum::Json(outbound(&state, &who, messages)).into_response())
-}
-
-/// The thread's run that waits for decisions.
-async fn waiting_run(state: &AppState, thread: &str) -> Result<RunRecord, ApiError> {
-    match state.store.runs(thread).await?.pop() {
-        Some(r) if r.status == "requires_approval" => Ok(r),
-        _ => Err(ApiError::conflict(format!(
-            "thread {thread}: no run waits for decisions (the last message is the assistant's: it answers approvals)"
-        ))),
-    }
-}
-
-/// The calls `run` waits for, from its last stored message.
-async fn waiting_calls(
-    state: &AppState,
-    run: &RunRecord,
-) -> Result<Vec<ApprovalRequest>, ApiError> {
-    let stored = state.store.all_messages(&run.thread_id).await?;
-    Ok(stored
-        .last()
-        .into_iter()
-        .flat_map(|m| &m.message.content)
-        .filter_map(|b| match b {
-            Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-            _ => None,
-        })
-        .collect())
 }
 
 /// The SDK's stream of `items`: `start`, their chunks, `[DONE]`.

@@ -294,21 +294,9 @@ impl AgentTools {
         if record.settings["name"].as_str() != agent.name() {
             return Err(format!("run {run} is not this agent's"));
         }
-        let stored = self
-            .state
-            .store
-            .all_messages(&record.thread_id)
+        let pending = super::waiting_calls(&self.state, &record)
             .await
             .map_err(|e| e.to_string())?;
-        let pending: Vec<ApprovalRequest> = stored
-            .last()
-            .into_iter()
-            .flat_map(|m| &m.message.content)
-            .filter_map(|b| match b {
-                Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-                _ => None,
-            })
-            .collect();
         Ok(Response {
             id: Some(record.id),
             thread_id: Some(record.thread_id),
@@ -338,14 +326,7 @@ pub fn decisions(
                 p.name, p.tool_call_id
             ));
         };
-        let base = |kind| Decision {
-            tool_call_id: p.tool_call_id.clone(),
-            digest: p.digest.clone(),
-            decision: kind,
-            arguments: None,
-            reason: None,
-            content: None,
-        };
+        let base = |kind| super::decision(p, kind);
         let content = &answer["content"];
         let d = match answer["action"].as_str() {
             Some("cancel") => return Ok(None),
