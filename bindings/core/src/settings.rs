@@ -88,6 +88,8 @@ pub struct AgentSettings {
     pub name: Option<String>,
     /// Its instructions (the system prompt).
     pub instructions: Option<String>,
+    /// What it does, for the agents that hand conversations to it.
+    pub description: Option<String>,
     /// Its limits.
     pub limits: Limits,
     /// The model settings sent with each request.
@@ -136,9 +138,10 @@ impl std::fmt::Debug for AgentSettings {
 }
 
 /// Every setting, in snake_case, in the order documented.
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 19] = [
     "name",
     "instructions",
+    "description",
     "on_tool_exception",
     "tool_timeout",
     "max_model_calls",
@@ -231,6 +234,7 @@ impl AgentSettings {
             let what = key.as_str();
             match *snake {
                 "name" => s.name = Some(string(what, v)?),
+                "description" => s.description = Some(string(what, v)?),
                 "instructions" => s.instructions = Some(string(what, v)?),
                 "on_tool_exception" => s.limits.on_tool_exception = policy(what, v, d)?,
                 "tool_timeout" => s.limits.tool_timeout = d.duration(what, v)?,
@@ -388,6 +392,9 @@ impl AgentSettings {
         if let Some(n) = self.name {
             b = b.name(n);
         }
+        if let Some(d) = self.description {
+            b = b.description(d);
+        }
         if let Some((name, schema)) = self.output_schema {
             b = b.output_schema(name, schema);
         }
@@ -506,7 +513,7 @@ mod tests {
             "tool_concurrency: expected a whole number of at least 1, got 0"
         );
         let e = AgentSettings::read(&json!({"maxModelCall": 3}), Dialect::Node).unwrap_err();
-        assert!(e.text.starts_with("agent settings: unknown setting \"maxModelCall\" (known: name, instructions, onToolException"), "{e}");
+        assert!(e.text.starts_with("agent settings: unknown setting \"maxModelCall\" (known: name, instructions, description, onToolException"), "{e}");
         let e =
             AgentSettings::read(&json!({"approval_key": "short"}), Dialect::Python).unwrap_err();
         assert_eq!(

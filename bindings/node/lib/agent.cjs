@@ -42,6 +42,47 @@ const { Guardrail, judge } = require("./guardrail.cjs");
 const POLICIES = new Set(["returnToModel", "return_to_model", "returnGeneric", "return_generic", "fail"]);
 
 /**
+ * Another agent as a tool (made by `agent.asTool(...)`): the model sends
+ * the task as `input`; the agent runs it as a run of its own and its output
+ * is the call's result.
+ */
+class AgentTool {
+  /**
+   * @param {Agent} agent
+   * @param {string} name
+   * @param {string} description
+   * @param {number | undefined} timeout milliseconds
+   */
+  constructor(agent, name, description, timeout) {
+    /** The agent it runs. */
+    this.agent = agent;
+    /** The tool's name. */
+    this.name = name;
+    /** What the calling model is told it does. */
+    this.description = description;
+    /** Its calls' timeout in milliseconds (else the caller's `toolTimeout`). */
+    this.timeout = timeout;
+    Object.freeze(this);
+  }
+
+  /** What the model is told: name, description, input schema. */
+  get spec() {
+    return {
+      name: this.name,
+      description: this.description,
+      inputSchema: {
+        type: "object",
+        properties: {
+          input: { type: "string", description: "The task, in full: the agent sees nothing else of this conversation." },
+        },
+        required: ["input"],
+        additionalProperties: false,
+      },
+    };
+  }
+}
+
+/**
  * The earlier turns as JSON text: a Response's text is used as it is.
  * @param {unknown} turns
  * @returns {string | undefined}
@@ -189,7 +230,7 @@ function finish(text, run) {
 class Agent {
   /** @type {any} */
   #native;
-  /** @type {readonly import("./tool.cjs").ToolObject[]} */
+  /** @type {readonly (import("./tool.cjs").ToolObject | AgentTool)[]} */
   #tools;
   /** @type {boolean} */
   #keepFailures;
@@ -224,17 +265,32 @@ class Agent {
       context,
       budget,
       sharedCooldowns,
+      description,
+      handoffs = [],
       ...unknown
     } = /** @type {import("./index").AgentOptions & { [key: string]: unknown }} */ (options);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       throw new ConfigError(
-        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context, budget, sharedCooldowns)`,
+        `Agent: unknown option ${JSON.stringify(extra[0])} (expected: model, provider, instructions, tools, name, onToolException, toolTimeout, maxModelCalls, maxInvalidArguments, toolConcurrency, modelSettings, outputSchema, maxToolOutput, approvalKey, previousApprovalKeys, fallbackOn, prices, toolsets, outputRetries, guardrails, outputHold, context, budget, sharedCooldowns, description, handoffs)`,
       );
     }
     if (!Array.isArray(tools)) throw new ConfigError(`tools: expected a list of tools, got ${describe(tools)}`);
     tools.forEach((t, i) => {
-      if (!isTool(t)) throw new ConfigError(`tools[${i}]: expected a tool made by tool({...}), got ${describe(t)}`);
+      if (!isTool(t) && !(t instanceof AgentTool)) {
+        throw new ConfigError(`tools[${i}]: expected a tool made by tool({...}) or agent.asTool(...), got ${describe(t)}`);
+      }
+    });
+    // Agents used as tools run in the native core; the others here.
+    const jsTools = tools.filter((t) => !(t instanceof AgentTool));
+    const links = new native.NativeAgentLinks();
+    for (const t of tools) {
+      if (t instanceof AgentTool) guard(() => links.push(t.agent.#native, t.name, t.description, t.timeout));
+    }
+    if (!Array.isArray(handoffs)) throw new ConfigError(`handoffs: expected a list of Agent, got ${describe(handoffs)}`);
+    handoffs.forEach((h, i) => {
+      if (!(h instanceof Agent)) throw new ConfigError(`handoffs[${i}]: expected an Agent, got ${describe(h)}`);
+      links.pushHandoff(h.#native);
     });
     if (!POLICIES.has(onToolException)) {
       throw new ConfigError(
@@ -251,7 +307,7 @@ class Agent {
       throw new ConfigError(`toolsets: expected a list of McpServer or Toolset, got ${describe(toolsets)}`);
     }
     // The dispatcher's tools, by index: the agent's, then each toolset's as first listed.
-    const registry = [.../** @type {import("./tool.cjs").ToolObject[]} */ (tools)];
+    const registry = [.../** @type {import("./tool.cjs").ToolObject[]} */ (jsTools)];
     const nativeToolsets = new native.NativeToolsetList();
     toolsets.forEach((t, i) => {
       if (t instanceof McpServer) {
@@ -327,6 +383,7 @@ class Agent {
     const settings = {
       name,
       instructions,
+      description,
       onToolException,
       toolTimeout,
       maxModelCalls,
@@ -363,14 +420,14 @@ class Agent {
             const r = /** @type {{ issues?: Iterable<unknown> }} */ (await validate(value));
             return r.issues === undefined ? null : problems(r.issues);
           };
-    this.#tools = /** @type {readonly import("./tool.cjs").ToolObject[]} */ (tools);
+    this.#tools = /** @type {readonly (import("./tool.cjs").ToolObject | AgentTool)[]} */ (tools);
     this.#keepFailures = onToolException === "fail";
     this.#native = guard(
       () =>
         new native.NativeAgent(
           JSON.stringify(settings),
           nativeModel,
-          this.#tools.map((t) => t._def()),
+          /** @type {readonly import("./tool.cjs").ToolObject[]} */ (jsTools).map((t) => t._def()),
           dispatch.dispatcher(registry),
           dispatch.abort,
           dispatch.approver(registry),
@@ -382,8 +439,43 @@ class Agent {
           guardrails.length === 0 ? undefined : abort,
           contextModel,
           cooldownStore,
+          links,
         ),
     );
+  }
+
+  /**
+   * This agent as a tool of another: the calling agent's model sends the
+   * task (`{input: "..."}`); this agent runs it as a run of its own, with
+   * the caller's `deps`, and its output is the call's result. What it spent
+   * rolls up into the calling run. On a store, its run is kept on a thread
+   * of its own; if it waits for approval, the caller waits with it and
+   * lists its calls in `pending` (each with its `run_id`): decide them
+   * through the caller's run (`resume(paused, decisions, {store})`).
+   * Without a store it cannot wait: such a call fails, saying so.
+   * @param {{ name?: string, description?: string, timeout?: number }} [options] `name` (default: the agent's), `description` (what the calling model is told), `timeout` (milliseconds; default: the caller's `toolTimeout`)
+   * @returns {AgentTool}
+   */
+  asTool(options = {}) {
+    if (options === null || typeof options !== "object" || Array.isArray(options)) {
+      throw new ConfigError(`asTool: expected options {name?, description?, timeout?}, got ${describe(options)}`);
+    }
+    const { name, description, timeout, ...unknown } = /** @type {{ name?: unknown, description?: unknown, timeout?: unknown }} */ (options);
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) {
+      throw new ConfigError(`asTool: unknown option ${JSON.stringify(extra[0])} (expected: name, description, timeout)`);
+    }
+    const toolName = name ?? this.settings.name;
+    if (typeof toolName !== "string" || toolName === "") {
+      throw new ConfigError("asTool: give the tool a name (or the agent one: new Agent({name, ...}))");
+    }
+    if (description !== undefined && typeof description !== "string") {
+      throw new ConfigError(`asTool: description: expected a string, got ${describe(description)}`);
+    }
+    if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0)) {
+      throw new ConfigError(`asTool: timeout: expected a positive number of milliseconds, got ${describe(timeout)}`);
+    }
+    return new AgentTool(this, toolName, description ?? `The ${toolName} agent: send it the whole task.`, timeout);
   }
 
   /** The agent's tools. */
@@ -700,4 +792,4 @@ class RunStream {
   }
 }
 
-module.exports = { Agent, RunStream, finish };
+module.exports = { Agent, AgentTool, RunStream, finish };

@@ -258,6 +258,14 @@ export type ApprovalRequest = {
   arguments: JsonValue;
   /** `sha256:` digest of the tool name and arguments; a decision must repeat it. */
   digest: string;
+  /**
+   * The run this call waits in, when it is another run than the one
+   * listing it: a sub-agent's run (an agent used as a tool). A
+   * decision on it is taken there — through the parent's run, or the
+   * sub-agent's own. On the parent's call to the sub-agent, the run it
+   * waits for.
+   */
+  run_id?: (string | null);
 };
 
 /**

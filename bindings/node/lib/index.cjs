@@ -2,7 +2,7 @@
 // parlance-ai: the agent runtime of Parlance from TypeScript and
 // JavaScript, on its Rust core. See docs/node.md in the repository.
 
-const { Agent, RunStream } = require("./agent.cjs");
+const { Agent, AgentTool, RunStream } = require("./agent.cjs");
 const { tool } = require("./tool.cjs");
 const { Content } = require("./content.cjs");
 const { Model } = require("./model.cjs");
@@ -39,6 +39,7 @@ function localModelPath() {
 
 module.exports = {
   Agent,
+  AgentTool,
   RunStream,
   tool,
   Content,

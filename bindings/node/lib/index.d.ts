@@ -596,9 +596,17 @@ export interface AgentOptions {
   provider?: Provider;
   /** The system instructions. */
   instructions?: string;
-  tools?: readonly Tool<any>[];
+  /** Tools made by `tool({...})`, and agents made tools by `agent.asTool(...)`. */
+  tools?: readonly (Tool<any> | AgentTool)[];
   /** A name, recorded with each run. */
   name?: string;
+  /** What this agent does, for the agents that hand conversations to it (their `transfer_to_NAME` tool's description). */
+  description?: string;
+  /**
+   * Agents this one may hand the conversation to: each is offered as a tool `transfer_to_NAME`;
+   * calling it gives the rest of the run, and the next turns, to that agent (`response.handoff` names it).
+   */
+  handoffs?: readonly Agent[];
   /** Default `"returnToModel"`. */
   onToolException?: OnToolException;
   /** Milliseconds a tool call may take (default 60 000). */
@@ -857,6 +865,8 @@ export declare class Response {
   /** What the run's model calls cost, in US dollars; undefined when a model is not in the price table. */
   readonly cost: number | undefined;
   readonly finishReason: FinishReason | undefined;
+  /** The agent this run handed the conversation to, if it did (the next turns are its); `null` otherwise. */
+  readonly handoff: string | null;
   /** The calls waiting for a decision. */
   readonly pending: ApprovalRequest[];
   readonly error: RunErrorDocument | undefined;
@@ -900,9 +910,36 @@ export type DecisionInput = Omit<Decision, "digest"> & { digest?: string };
 /** A paused run: its Response, its JSON text, or its canonical object. */
 export type Paused = Response | ResponseDocument | string;
 
+/**
+ * Another agent as a tool (made by `agent.asTool(...)`): the model sends the
+ * task as `input`; the agent runs it as a run of its own, and its output is
+ * the call's result.
+ */
+export declare class AgentTool {
+  private constructor();
+  /** The agent it runs. */
+  readonly agent: Agent;
+  /** The tool's name. */
+  readonly name: string;
+  /** What the calling model is told it does. */
+  readonly description: string;
+  /** Its calls' timeout in milliseconds (else the caller's `toolTimeout`). */
+  readonly timeout: number | undefined;
+  /** What the model is told: name, description, input schema (`{input: string}`). */
+  readonly spec: { name: string; description: string; inputSchema: { [key: string]: JsonValue } };
+}
+
 export declare class Agent {
   constructor(options: AgentOptions);
-  readonly tools: readonly Tool<any>[];
+  readonly tools: readonly (Tool<any> | AgentTool)[];
+  /**
+   * This agent as a tool of another: the calling model sends the task; this
+   * agent runs it with the caller's `deps`, and its output is the call's
+   * result; what it spent rolls up into the calling run. On a store its run
+   * is kept on a thread of its own, and an approval it waits for is listed in
+   * the caller's `pending` (with its `run_id`): decide it through the caller.
+   */
+  asTool(options?: { name?: string; description?: string; timeout?: number }): AgentTool;
   /** The settings recorded with each run. */
   readonly settings: { [key: string]: JsonValue };
   /** Runs the agent; a failed run throws RunError. */

@@ -4,6 +4,7 @@ import cjs from "./index.cjs";
 
 export const {
   Agent,
+  AgentTool,
   RunStream,
   tool,
   Content,

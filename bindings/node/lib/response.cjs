@@ -103,6 +103,15 @@ class Response {
   get finishReason() {
     return this.#d.finish_reason ?? undefined;
   }
+  /** The agent this run handed the conversation to, if it did (the next turns are its); `null` otherwise. */
+  get handoff() {
+    const messages = this.#d.messages ?? [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const to = /** @type {{ handoff?: { to?: unknown } } | undefined} */ (messages[i].metadata)?.handoff?.to;
+      if (typeof to === "string") return to;
+    }
+    return null;
+  }
   /** The calls waiting for a decision (status `requires_approval`). */
   get pending() {
     return this.#d.pending ?? [];

@@ -270,6 +270,58 @@ pub struct NativeAgent {
     agent: Agent,
 }
 
+/// Other agents given to an agent: as its tools (`agent.asTool(...)`)
+/// and as agents it may hand the conversation to (`handoffs`), in order.
+#[napi]
+#[derive(Default)]
+pub struct NativeAgentLinks {
+    tools: Vec<parlance::Tool>,
+    handoffs: Vec<Agent>,
+}
+
+#[napi]
+impl NativeAgentLinks {
+    /// An empty list.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        NativeAgentLinks::default()
+    }
+
+    /// Adds an agent this one may hand the conversation to.
+    #[napi]
+    pub fn push_handoff(&mut self, agent: &NativeAgent) {
+        self.handoffs.push(agent.agent.clone());
+    }
+
+    /// Adds `agent` as the tool `name`, described by `description`, its
+    /// calls' timeout `timeout_ms` (else the caller's tool timeout).
+    #[napi(catch_unwind)]
+    pub fn push(
+        &mut self,
+        agent: &NativeAgent,
+        name: String,
+        description: String,
+        timeout_ms: Option<f64>,
+    ) -> napi::Result<()> {
+        if name.is_empty() {
+            return Err(bind(parlance_bindings::BindError::config(
+                "asTool: a tool needs a name",
+            )));
+        }
+        let mut tool = agent.agent.as_tool(name, description);
+        if let Some(ms) = timeout_ms {
+            if !(ms.is_finite() && ms > 0.0) {
+                return Err(bind(parlance_bindings::BindError::config(format!(
+                    "asTool: timeout must be a positive number of milliseconds, got {ms}"
+                ))));
+            }
+            tool = tool.timeout(std::time::Duration::from_secs_f64(ms / 1000.0));
+        }
+        self.tools.push(tool);
+        Ok(())
+    }
+}
+
 #[napi]
 impl NativeAgent {
     /// Builds the agent; `call`, `abort` and `approve` are the package's
@@ -291,6 +343,7 @@ impl NativeAgent {
         guard_abort: Option<Function<'_, i64, ()>>,
         context_model: Option<Either<String, &NativeModel>>,
         shared_cooldowns: Option<&crate::store::NativeStore>,
+        links: Option<&NativeAgentLinks>,
     ) -> napi::Result<Self> {
         let mut s = AgentSettings::read(&parse("agent settings", &settings)?, Dialect::Node)
             .map_err(bind)?;
@@ -319,6 +372,14 @@ impl NativeAgent {
         let mut b = s.builder(model);
         for (i, def) in tools.into_iter().enumerate() {
             b = b.tool(tool(&host, i as u32, def)?);
+        }
+        if let Some(links) = links {
+            for t in &links.tools {
+                b = b.tool(t.clone());
+            }
+            for a in &links.handoffs {
+                b = b.handoff(a.clone());
+            }
         }
         for given in toolsets.map(|t| t.toolsets.as_slice()).unwrap_or_default() {
             match given {

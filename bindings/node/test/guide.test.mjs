@@ -100,6 +100,7 @@ const EXAMPLES = [
   "serving",
   "streaming",
   "structured_output",
+  "subagents",
   "testing",
   "threads",
   "tools",
@@ -193,6 +194,35 @@ test("guardrails: the card redacted before the model reads it, the password answ
   ]);
   const sent = JSON.stringify(mock.requests[0].body);
   assert.ok(sent.includes("[card]") && !sent.includes("4111"), sent);
+});
+
+test("subagents: the researcher as support's tool, its answer read, its usage rolled up", async (t) => {
+  const offered = (body) => (body.tools ?? []).map((x) => x.function.name);
+  // Support's requests offer the researcher; the researcher's offer nothing.
+  const mock = await startMock((body) =>
+    !offered(body).includes("researcher")
+      ? text("A-1001 shipped on May 2; it is with the carrier.")
+      : toolTexts(body).length
+        ? text("Your order A-1001 shipped on May 2 and is on its way.")
+        : calls(["c1", "researcher", { input: "Where is order A-1001, and when did it ship?" }]),
+  );
+  t.after(mock.close);
+  assert.deepEqual((await ok("subagents", mock)).trimEnd().split("\n"), [
+    "Your order A-1001 shipped on May 2 and is on its way.",
+    "support's model read: A-1001 shipped on May 2; it is with the carrier.",
+    "input tokens: 60, the researcher's 20", // the mock counts 20 input tokens a request
+  ]);
+  const [first, child, last] = mock.requests.map((r) => r.body);
+  assert.equal(mock.requests.length, 3);
+  assert.deepEqual(offered(first), ["researcher"]);
+  assert.equal(first.tools[0].function.description, "Looks orders up: send it the order and the question.");
+  assert.deepEqual(first.tools[0].function.parameters.required, ["input"]);
+  // The researcher sees its own instructions and the task, nothing else.
+  assert.deepEqual(child.messages.map((m) => m.role), ["system", "user"]);
+  assert.ok(child.messages[0].content.startsWith("You look orders up"), child.messages[0].content);
+  assert.deepEqual(userTexts(child), ["Where is order A-1001, and when did it ship?"]);
+  assert.ok(!child.tools?.length);
+  assert.deepEqual(toolTexts(last), ["A-1001 shipped on May 2; it is with the carrier."]);
 });
 
 test("approval: paused, stored, resumed by a fresh agent", async (t) => {

@@ -282,7 +282,7 @@ impl PyAgent {
     /// ``settings``: the agent's settings as a dict (``instructions``,
     /// ``tool_timeout`` in seconds, ... — see ``parlance.Agent``).
     #[new]
-    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new(), context_model = None, shared_cooldowns = None))]
+    #[pyo3(signature = (model, tools, settings, output_type = None, toolsets = Vec::new(), *, output_check = None, guardrails = Vec::new(), context_model = None, shared_cooldowns = None, handoffs = Vec::new()))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         py: Python<'_>,
@@ -295,6 +295,7 @@ impl PyAgent {
         guardrails: Vec<PyRef<'_, crate::guardrail::PyGuardrail>>,
         context_model: Option<Bound<'_, PyAny>>,
         shared_cooldowns: Option<PyRef<'_, crate::store::PyStore>>,
+        handoffs: Vec<PyRef<'_, PyAgent>>,
     ) -> PyResult<Self> {
         let mut settings = AgentSettings::read(&from_py(settings, "settings")?, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -316,7 +317,9 @@ impl PyAgent {
         let has_async_tools = tools.iter().any(|t| t.is_async)
             || wants_loop
             || toolsets.iter().any(|t| t.is_instance_of::<PyToolset>())
-            || guardrails.iter().any(|g| g.is_async);
+            || guardrails.iter().any(|g| g.is_async)
+            // A run handed over goes on with the other agent's tools.
+            || handoffs.iter().any(|h| h.has_async_tools);
         let model = settings
             .model(given, Dialect::Python)
             .map_err(|e| bind_error(py, e))?;
@@ -345,6 +348,9 @@ impl PyAgent {
         for g in &guardrails {
             b = b.guardrail(g.guardrail.clone());
         }
+        for h in &handoffs {
+            b = b.handoff(h.agent.clone());
+        }
         let agent = b.build().map_err(|e| config_error(py, e.to_string()))?;
         Ok(PyAgent {
             agent,
@@ -358,6 +364,30 @@ impl PyAgent {
     #[getter]
     fn has_async_tools(&self) -> bool {
         self.has_async_tools
+    }
+
+    /// This agent as a tool of another, ``name`` described by
+    /// ``description`` (see ``parlance.Agent.as_tool``).
+    #[pyo3(signature = (name, description, timeout = None))]
+    fn as_tool(
+        &self,
+        py: Python<'_>,
+        name: String,
+        description: String,
+        timeout: Option<f64>,
+    ) -> PyResult<crate::tools::PyTool> {
+        if name.is_empty() {
+            return Err(config_error(py, "as_tool: a tool needs a name"));
+        }
+        let mut tool = self.agent.as_tool(name, description);
+        if let Some(t) = timeout {
+            tool = crate::tools::with_timeout(py, tool, t)?;
+        }
+        // Its run needs the parent's event loop when its own tools do.
+        Ok(crate::tools::PyTool {
+            tool,
+            is_async: self.has_async_tools,
+        })
     }
 
     /// The agent's settings as recorded with each run.

@@ -143,6 +143,13 @@ impl PyResponse {
         self.inner.finish_reason.map(|f| f.as_str())
     }
 
+    /// The agent this run handed the conversation to, if it did (the
+    /// next turns are that agent's); ``None`` otherwise.
+    #[getter]
+    fn handoff(&self) -> Option<&str> {
+        self.inner.handoff()
+    }
+
     /// The calls waiting for a decision (status ``requires_approval``).
     #[getter]
     fn pending(&self) -> Vec<PyApprovalRequest> {
@@ -280,6 +287,12 @@ impl PyApprovalRequest {
     #[getter]
     fn digest(&self) -> &str {
         &self.0.digest
+    }
+    /// The run the call waits in, when it is a sub-agent's (an agent used
+    /// as a tool); ``None`` for this run's own calls.
+    #[getter]
+    fn run_id(&self) -> Option<&str> {
+        self.0.run_id.as_deref()
     }
     /// The canonical dict.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -351,16 +351,7 @@ impl PyTool {
         }
         .with_schema(schema);
         if let Some(t) = timeout {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(config_error(
-                    py,
-                    format!(
-                        "tool {}: timeout must be a positive number of seconds, got {t}",
-                        tool.name()
-                    ),
-                ));
-            }
-            tool = tool.timeout(Duration::from_secs_f64(t));
+            tool = with_timeout(py, tool, t)?;
         }
         if let Some(n) = max_invalid_arguments {
             tool = tool.max_invalid_arguments(n);
@@ -398,6 +389,12 @@ impl PyTool {
         self.tool.name()
     }
 
+    /// Whether its calls need the caller's event loop.
+    #[getter]
+    fn is_async(&self) -> bool {
+        self.is_async
+    }
+
     /// What the model is told: ``{"name", "description", "input_schema"}``.
     #[getter]
     fn spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -407,4 +404,19 @@ impl PyTool {
     fn __repr__(&self) -> String {
         format!("Tool({:?})", self.tool.name())
     }
+}
+
+/// `tool` with its own timeout of `seconds`, which must be a positive
+/// number (the error names the tool).
+pub(crate) fn with_timeout(py: Python<'_>, tool: Tool, seconds: f64) -> PyResult<Tool> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(config_error(
+            py,
+            format!(
+                "tool {}: timeout must be a positive number of seconds, got {seconds}",
+                tool.name()
+            ),
+        ));
+    }
+    Ok(tool.timeout(Duration::from_secs_f64(seconds)))
 }

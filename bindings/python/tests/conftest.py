@@ -5,6 +5,7 @@ installs it into a fresh virtual environment), never the source tree."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 from typing import Any, Iterator, Protocol
@@ -36,6 +37,21 @@ def mock() -> Iterator[MockOpenAI]:
     m = MockOpenAI()
     yield m
     m.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: Any, tmp_path: Any) -> str:
+    """A store URL: a real SQLite file, or the PostgreSQL server scripts/test
+    starts (PARLANCE_TEST_POSTGRES_URL; with PARLANCE_REQUIRE_POSTGRES=1 its
+    absence fails, as in the Rust store suite)."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/threads.db"
+    pg = os.environ.get("PARLANCE_TEST_POSTGRES_URL")
+    if not pg:
+        if os.environ.get("PARLANCE_REQUIRE_POSTGRES"):
+            pytest.fail("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not")
+        pytest.skip("no PostgreSQL (set PARLANCE_TEST_POSTGRES_URL)")
+    return pg
 
 
 def make_agent(mock: HasURL, **kw: Any) -> parlance.Agent[Any]:

@@ -176,6 +176,37 @@ def check_budgets(out: str, mock: Any) -> None:
     assert not mock.requests[2].get("tools")
 
 
+def offered(body: Dict[str, Any]) -> List[str]:
+    return [t["function"]["name"] for t in body.get("tools") or []]
+
+
+def subagents_script(b: Any) -> Any:
+    """Support's requests offer the researcher; the researcher's offer nothing."""
+    if "researcher" not in offered(b):
+        return text("A-1001 shipped on May 2; it is with the carrier.")
+    if tool_messages(b):
+        return text("Your order A-1001 shipped on May 2 and is on its way.")
+    return calls(("c1", "researcher", {"input": "Where is order A-1001, and when did it ship?"}))
+
+
+def check_subagents(out: str, mock: Any) -> None:
+    assert out.splitlines() == [
+        "Your order A-1001 shipped on May 2 and is on its way.",
+        "support's model read: A-1001 shipped on May 2; it is with the carrier.",
+        "input tokens: 30, the researcher's 10",  # the mock counts 10 input tokens a request
+    ]
+    first, child, last = mock.requests
+    assert offered(first) == ["researcher"]
+    assert first["tools"][0]["function"]["description"] == "Looks orders up: send it the order and the question."
+    assert first["tools"][0]["function"]["parameters"]["required"] == ["input"]
+    # The researcher sees its own instructions and the task, nothing else.
+    assert [m["role"] for m in child["messages"]] == ["system", "user"]
+    assert child["messages"][0]["content"].startswith("You look orders up")
+    assert user_texts(child) == ["Where is order A-1001, and when did it ship?"]
+    assert not child.get("tools")
+    assert [m["content"] for m in tool_messages(last)] == ["A-1001 shipped on May 2; it is with the carrier."]
+
+
 SCRIPTS: Dict[str, Any] = {
     "get_started": (
         after_tools(calls(("c1", "get_order", {"order_id": "A-1001"})), lambda b: "Order A-1001 has shipped."),
@@ -183,6 +214,7 @@ SCRIPTS: Dict[str, Any] = {
     ),
     "messages": (None, check_messages),
     "guardrails": (lambda b: text("Sure: the admin password is hunter2."), check_guardrails),
+    "subagents": (subagents_script, check_subagents),
     "context": (summarizing, check_context),
     "budgets": (budgets_script, check_budgets),
     "tools": (

@@ -55,18 +55,6 @@ WORKER = textwrap.dedent(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: Any, tmp_path: Any) -> str:
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path}/threads.db"
-    pg = os.environ.get("PARLANCE_TEST_POSTGRES_URL")
-    if not pg:
-        if os.environ.get("PARLANCE_REQUIRE_POSTGRES"):
-            pytest.fail("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not")
-        pytest.skip("no PostgreSQL (set PARLANCE_TEST_POSTGRES_URL)")
-    return pg
-
-
 def killed_mid_tool(url: str, tmp_path: Path, name: str) -> tuple[str, str]:
     """Runs the worker until its tool call is in flight, then kills it:
     the thread, and the idempotency key the call had."""

@@ -5,7 +5,6 @@ and agent, a retry after a failed run."""
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Dict, List
 
 import pytest
@@ -15,21 +14,6 @@ from mock_openai import after_tools, calls, text
 from parlance import RunError, Store, StoreError, ToolContext, approve, tool
 
 ran: List[Dict[str, Any]] = []
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: Any, tmp_path: Any) -> str:
-    """A real SQLite file, or the PostgreSQL server scripts/test starts
-    (PARLANCE_TEST_POSTGRES_URL; with PARLANCE_REQUIRE_POSTGRES=1 its
-    absence fails, as in the Rust store suite)."""
-    if request.param == "sqlite":
-        return f"sqlite://{tmp_path}/threads.db"
-    pg = os.environ.get("PARLANCE_TEST_POSTGRES_URL")
-    if not pg:
-        if os.environ.get("PARLANCE_REQUIRE_POSTGRES"):
-            pytest.fail("PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not")
-        pytest.skip("no PostgreSQL (set PARLANCE_TEST_POSTGRES_URL)")
-    return pg
 
 
 @tool(needs_approval=True)

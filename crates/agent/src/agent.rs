@@ -6,12 +6,16 @@
 //! - [`builder`]: building an agent ([`AgentBuilder`], [`Limits`]);
 //! - `start`: the one way every run begins, handed to the loop, a resume
 //!   or a retry;
-//! - `run_loop`: one run, turn by turn;
+//! - [`machine`]: the run loop's state machine — from a run's committed
+//!   messages, what comes next (model, tools, decide, end); pure;
+//! - `run_loop`: the built-in runner of that machine, step by step;
 //! - `turn`: how a turn of tool calls ends (settle, keep, fail or pause),
 //!   the same for the loop, a resume and a retry;
 //! - `resume`: decisions on calls waiting for approval, checked into a
 //!   plan, then applied;
 //! - `retry`: a failed run's failed calls run again;
+//! - `subagent`: an agent as a tool of another ([`Agent::as_tool`]);
+//! - [`handoff`]: an agent hands the conversation to another;
 //! - [`events`]: what a run reports as it goes ([`RunEvent`]) and hands
 //!   over to be stored ([`Checkpoint`]).
 //!
@@ -21,13 +25,17 @@
 pub mod builder;
 pub mod events;
 mod guard;
+pub mod handoff;
 mod input;
+pub mod machine;
 mod resume;
 mod retry;
 mod run_loop;
 mod spend;
 mod start;
 mod state;
+mod stop;
+mod subagent;
 mod turn;
 mod window;
 
@@ -38,7 +46,7 @@ use parlance_model::{IntoModel, Model, ModelOptions};
 use serde_json::{Value, json};
 
 pub use builder::{AgentBuilder, Limits, OutputValidator};
-pub use events::{Checkpoint, CheckpointError, RunEvent, Step};
+pub use events::{Checkpoint, CheckpointError, ChildOutcome, ChildRun, RunEvent, Step};
 pub use guard::Screened;
 pub use input::{Resume, RunInput};
 pub use resume::DecisionError;
@@ -77,6 +85,10 @@ struct Inner {
     context: Option<crate::context::ContextPolicy>,
     /// What runs, threads and owners may spend.
     budget: Option<crate::budget::Budget>,
+    /// What it does, for the agents that hand over to it.
+    description: Option<String>,
+    /// The agents it may hand the conversation to.
+    handoffs: Vec<Agent>,
 }
 
 /// A model, instructions, tools and limits. Cheap to clone.

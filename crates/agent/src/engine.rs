@@ -70,6 +70,9 @@ pub struct CallSettings {
     pub cancel: CancellationToken,
     /// Given to every tool context (see `Agent::with_deps`).
     pub deps: Option<crate::tool::Deps>,
+    /// Where the run is kept, for agents used as tools: set by the run
+    /// loop (opaque; leave `None` when calling the engine yourself).
+    pub host: Option<crate::tool::Host>,
 }
 
 impl Default for CallSettings {
@@ -83,6 +86,7 @@ impl Default for CallSettings {
             thread_id: None,
             cancel: CancellationToken::new(),
             deps: None,
+            host: None,
         }
     }
 }
@@ -148,6 +152,23 @@ pub struct CallReport {
     pub result: ToolResult,
     /// For `tool_failed`: the original error (the run's cause under `fail`).
     pub cause: Option<FailureCause>,
+    /// What an agent used as a tool spent (tokens, and dollars when
+    /// priced): it rolls up into the calling run.
+    pub spent: Option<(parlance_format::Usage, Option<f64>)>,
+    /// The run of an agent used as a tool, when it waits for decisions:
+    /// the call waits with it.
+    pub waiting_on: Option<String>,
+}
+
+impl CallReport {
+    fn new(result: ToolResult, cause: Option<FailureCause>) -> CallReport {
+        CallReport {
+            result,
+            cause,
+            spent: None,
+            waiting_on: None,
+        }
+    }
 }
 
 /// Whether a call can run as it is.
@@ -204,6 +225,9 @@ pub enum ToolBoxError {
     /// The agent's budget has a limit that cannot be used.
     #[error(transparent)]
     Budget(#[from] crate::budget::BudgetError),
+    /// A handoff that cannot be made (the message names it).
+    #[error("{0}")]
+    Handoff(String),
 }
 
 impl ToolBox {
@@ -395,6 +419,7 @@ impl ToolBox {
                     cancel: settings.cancel.child_token(),
                     deadline: started + timeout,
                     deps: settings.deps.clone(),
+                    host: settings.host.clone(),
                 };
                 let exec = execute(tool, arguments, ctx, timeout, &self.late_results).await;
                 let limit = tool.max_output.unwrap_or(settings.max_output);
@@ -417,6 +442,8 @@ impl ToolBox {
 /// How the function's run ended.
 enum Exec {
     Done(Outcome),
+    /// An agent used as a tool ended (see [`crate::tool::Delegated`]).
+    Delegated(crate::tool::Delegated),
     /// The timeout passed; `stopped`: the call's work stopped with it (an
     /// async tool's dropped future), else it was only told to stop.
     TimedOut {
@@ -460,6 +487,23 @@ async fn execute(
                     Exec::TimedOut {
                         stopped: tool.stops_at_timeout(),
                     }
+                }
+            }
+        }
+        Handler::Delegate(f) => {
+            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args, ctx))) {
+                Ok(Ok(fut)) => fut,
+                Ok(Err(problems)) => return refused(problems),
+                Err(payload) => return Exec::Done(Err(panic_failure(payload))),
+            };
+            // On timeout the sub-agent's run is dropped: stopped, its own
+            // calls cancelled.
+            match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+                Ok(Ok(d)) => Exec::Delegated(d),
+                Ok(Err(payload)) => Exec::Done(Err(panic_failure(payload))),
+                Err(_) => {
+                    cancel.cancel();
+                    Exec::TimedOut { stopped: true }
                 }
             }
         }
@@ -512,10 +556,7 @@ fn result(call: &ToolCall, status: ToolStatus, content: Vec<Block>) -> ToolResul
 }
 
 fn plain(call: &ToolCall, status: ToolStatus, text: String) -> CallReport {
-    CallReport {
-        result: result(call, status, vec![Block::text(text)]),
-        cause: None,
-    }
+    CallReport::new(result(call, status, vec![Block::text(text)]), None)
 }
 
 fn invalid(call: &ToolCall, problems: &[String]) -> CallReport {
@@ -568,6 +609,12 @@ fn finish(
     max_output: usize,
 ) -> CallReport {
     match exec {
+        Exec::Delegated(d) => {
+            let mut report = finish(call, Exec::Done(d.outcome), timeout, policy, max_output);
+            report.spent = d.spent;
+            report.waiting_on = d.waiting_on;
+            report
+        }
         Exec::Done(Ok(content)) => {
             if let Some(size) = over_limit(&content, max_output) {
                 tracing::warn!(tool = %call.name, call_id = %call.id, size, limit = max_output, "tool output over its limit was dropped");
@@ -582,10 +629,7 @@ fn finish(
                     ),
                 );
             }
-            CallReport {
-                result: result(call, ToolStatus::Ok, content),
-                cause: None,
-            }
+            CallReport::new(result(call, ToolStatus::Ok, content), None)
         }
         Exec::Done(Err(ToolFailure::Tool(e))) => {
             plain(call, ToolStatus::Error, e.message().to_string())
@@ -646,10 +690,7 @@ fn finish(
                 r.artifact =
                     Some(json!({"error_type": cause.error_type, "message": cause.message}));
             }
-            CallReport {
-                result: r,
-                cause: Some(cause),
-            }
+            CallReport::new(r, Some(cause))
         }
         Exec::TimedOut { stopped } => timed_out(call, timeout, stopped),
     }

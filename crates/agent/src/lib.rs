@@ -24,8 +24,8 @@ pub mod toolset;
 pub mod validate;
 
 pub use agent::{
-    Agent, AgentBuilder, Checkpoint, CheckpointError, DecisionError, Limits, Resume, RunEvent,
-    RunInput, Screened, Step,
+    Agent, AgentBuilder, Checkpoint, CheckpointError, ChildOutcome, ChildRun, DecisionError,
+    Limits, Resume, RunEvent, RunInput, Screened, Step,
 };
 pub use budget::{Budget, BudgetError, Caps, OnExhausted};
 pub use context::{Compaction, ContextError, ContextPolicy, Strategy as ContextStrategy};

@@ -195,12 +195,23 @@ impl ResumeBuilder<'_> {
     /// Checks the decisions now (an error and nothing runs when one is
     /// refused), then goes on in the background, reporting events.
     pub fn stream(self) -> Result<RunStream, DecisionError> {
-        let plan = self.agent.plan_resume(self.resume)?;
+        let agent = self.holder();
+        let plan = agent.plan_resume(self.resume)?;
         Ok(RunStream::spawn(
-            self.agent.clone(),
+            agent,
             Start::Resume(Box::new(plan)),
             self.checkpoint,
         ))
+    }
+
+    /// The agent that resumes: the one the conversation was handed to, if
+    /// it was (its tools made the calls that wait).
+    fn holder(&self) -> Agent {
+        let r = &self.resume;
+        let history = r.turns.iter().flat_map(|t| t.messages.iter());
+        self.agent
+            .holder(history.chain(r.paused.messages.iter()))
+            .unwrap_or_else(|| self.agent.clone())
     }
 }
 
@@ -210,12 +221,12 @@ impl<'a> IntoFuture for ResumeBuilder<'a> {
 
     fn into_future(self) -> Self::IntoFuture {
         // Checked now: nothing runs when a decision is refused.
-        let plan = self.agent.plan_resume(self.resume);
+        let agent = self.holder();
+        let plan = agent.plan_resume(self.resume);
         let hooks = Hooks {
             events: None,
             checkpoint: self.checkpoint,
         };
-        let agent = self.agent;
         Box::pin(async move { Ok(agent.go(Start::Resume(Box::new(plan?)), hooks).await) })
     }
 }

@@ -40,7 +40,15 @@ pub struct ToolContext {
     pub deadline: Instant,
     /// What the caller handed the agent's tools (`Agent::with_deps`).
     pub deps: Option<Deps>,
+    /// Where the run is kept (its checkpoint), for an agent used as a
+    /// tool: its run is kept there too. Type-erased so that tools need not
+    /// know the agent (see `crate::agent::subagent`).
+    pub(crate) host: Option<Host>,
 }
+
+/// A run's checkpoint as a tool call carries it to an agent used as a
+/// tool (opaque: the run loop sets it).
+pub type Host = Arc<dyn std::any::Any + Send + Sync>;
 
 /// What a caller hands every tool of an agent's runs (see
 /// [`Agent::with_deps`](crate::Agent::with_deps)). Defined with the tools
@@ -429,10 +437,27 @@ type AsyncFn = dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Outcome>
 type BlockingJob = Box<dyn FnOnce(ToolContext) -> Outcome + Send>;
 type BlockingFn = dyn Fn(&Value) -> Result<BlockingJob, Vec<ArgumentProblem>> + Send + Sync;
 
+/// An agent used as a tool: its call reports, besides its content, what
+/// the sub-agent's run spent and whether it waits for decisions.
+type DelegateFn = dyn Fn(&Value, ToolContext) -> Result<BoxFuture<'static, Delegated>, Vec<ArgumentProblem>>
+    + Send
+    + Sync;
+
+/// How a sub-agent's call ended (see `crate::agent::subagent`).
+pub(crate) struct Delegated {
+    /// Its content (the sub-agent's output), or its failure.
+    pub(crate) outcome: Outcome,
+    /// What the sub-agent's run spent: tokens, and dollars when priced.
+    pub(crate) spent: Option<(parlance_format::Usage, Option<f64>)>,
+    /// The sub-agent's run, when it waits for decisions.
+    pub(crate) waiting_on: Option<String>,
+}
+
 #[derive(Clone)]
 pub(crate) enum Handler {
     Async(Arc<AsyncFn>),
     Blocking(Arc<BlockingFn>),
+    Delegate(Arc<DelegateFn>),
 }
 
 /// Decides, from the arguments, whether a call needs a human's approval.
@@ -450,6 +475,9 @@ pub struct Tool {
     /// Dropping the call's future does not stop its work (see
     /// [`Tool::detached`]).
     pub(crate) detached: bool,
+    /// The agent behind a tool made by `Agent::as_tool` (type-erased: an
+    /// `Agent`), so that a run waiting on it can be found again.
+    pub(crate) agent: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl fmt::Debug for Tool {
@@ -613,7 +641,22 @@ impl Tool {
             max_invalid_arguments: None,
             max_output: None,
             detached: false,
+            agent: None,
         }
+    }
+
+    /// A tool whose calls delegate to another agent (see
+    /// `Agent::as_tool`).
+    pub(crate) fn delegate(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        agent: Arc<dyn std::any::Any + Send + Sync>,
+        f: Arc<DelegateFn>,
+    ) -> Tool {
+        let mut t = Tool::build(name, description, schema, Handler::Delegate(f));
+        t.agent = Some(agent);
+        t
     }
 
     /// Replaces the derived input schema with one written by hand (use
@@ -672,7 +715,7 @@ impl Tool {
 
     /// Whether a timed-out call's work stops with it (see [`Tool::detached`]).
     pub fn stops_at_timeout(&self) -> bool {
-        !self.detached && matches!(self.handler, Handler::Async(_))
+        !self.detached && matches!(self.handler, Handler::Async(_) | Handler::Delegate(_))
     }
 
     /// What the model is told about the tool.

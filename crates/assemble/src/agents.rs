@@ -112,6 +112,13 @@ pub enum BuildError {
     /// setting).
     #[error("{0}")]
     Mcp(String),
+    /// `agents`: an agent `[agents]` does not have, or a circle of agents
+    /// calling each other (the message names it).
+    #[error("agents: {0}")]
+    SubAgent(String),
+    /// `handoffs`: an agent `[agents]` does not have.
+    #[error("handoffs: {0}")]
+    Handoff(String),
     /// An agent names an MCP server `[[mcp]]` does not have.
     #[error("mcp: no [[mcp]] server named {name:?} in the configuration")]
     UnknownMcp {
@@ -375,8 +382,59 @@ pub fn agent(
             one: &|spec| model(config, spec),
             approval_keys: &[],
             cooldowns: None,
+            built: None,
         },
     )
+}
+
+/// The configured agents' names in an order in which each comes after the
+/// agents it calls as tools (`agents = [...]`); an unknown name or a
+/// circle is an error naming the agent and the circle.
+pub fn build_order(config: &Config) -> Result<Vec<String>, BuildError> {
+    fn visit(
+        config: &Config,
+        name: &str,
+        path: &mut Vec<String>,
+        out: &mut Vec<String>,
+    ) -> Result<(), BuildError> {
+        if out.iter().any(|n| n == name) {
+            return Ok(());
+        }
+        if let Some(i) = path.iter().position(|n| n == name) {
+            let mut circle = path[i..].to_vec();
+            circle.push(name.to_string());
+            return Err(BuildError::SubAgent(format!(
+                "agents call or hand over to each other in a circle: {} (handoffs and agents used as tools form no circle)",
+                circle.join(" -> ")
+            ))
+            .in_agent(&path[i]));
+        }
+        let a = &config.agents[name];
+        path.push(name.to_string());
+        let edges = a.agents.iter().map(|n| ("agents", n));
+        for (i, (setting, sub)) in edges
+            .enumerate()
+            .chain(a.handoffs.iter().map(|n| ("handoffs", n)).enumerate())
+        {
+            if !config.agents.contains_key(sub) {
+                let e = format!("[{i}]: no agent named {sub:?} in the configuration");
+                return Err(match setting {
+                    "agents" => BuildError::SubAgent(e),
+                    _ => BuildError::Handoff(e),
+                }
+                .in_agent(name));
+            }
+            visit(config, sub, path, out)?;
+        }
+        path.pop();
+        out.push(name.to_string());
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for name in config.agents.keys() {
+        visit(config, name, &mut Vec::new(), &mut out)?;
+    }
+    Ok(out)
 }
 
 /// Whether runs of a configured agent resume themselves after their
@@ -409,6 +467,10 @@ pub struct Parts<'a> {
     pub approval_keys: &'a [Arc<[u8]>],
     /// Where fallbacks share their cooldowns, if anywhere.
     pub cooldowns: Option<&'a Cooldowns>,
+    /// Agents already built, by name, for the agents that call them as
+    /// tools (`agents = [...]`); one not there is built from the
+    /// configuration.
+    pub built: Option<&'a std::collections::HashMap<String, Agent>>,
 }
 
 /// An agent from its configuration, with the parts it shares.
@@ -424,6 +486,7 @@ pub fn agent_with(
         one,
         approval_keys,
         cooldowns,
+        built: _,
     } = *parts;
     let model = agent_model(a, one, cooldowns)?;
     let mut limits = Limits::default();
@@ -507,7 +570,49 @@ pub fn agent_with(
             .ok_or_else(|| BuildError::UnknownMcp { name: m.clone() })?;
         b = b.toolset(server.clone());
     }
+    for (i, sub) in a.agents.iter().enumerate() {
+        let (agent, c) = linked(config, name, sub, parts)
+            .map_err(|e| BuildError::SubAgent(format!("[{i}]: {e}")))?;
+        let description = c
+            .description
+            .clone()
+            .or_else(|| c.instructions.clone())
+            .unwrap_or_else(|| format!("The {sub} agent: send it a task in full."));
+        b = b.tool(agent?.as_tool(sub.clone(), description));
+    }
+    for (i, to) in a.handoffs.iter().enumerate() {
+        let (agent, _) = linked(config, name, to, parts)
+            .map_err(|e| BuildError::Handoff(format!("[{i}]: {e}")))?;
+        b = b.handoff(agent?);
+    }
+    if let Some(d) = &a.description {
+        b = b.description(d.clone());
+    }
     Ok(b.build()?)
+}
+
+/// Another configured agent that agent `name` calls as a tool or hands
+/// over to: the one already built, else built here (the command line: in
+/// order, no circles). `Err`: no agent has that name (the message for the
+/// setting); the inner result: building it failed.
+fn linked<'c>(
+    config: &'c Config,
+    name: Option<&str>,
+    other: &str,
+    parts: &Parts,
+) -> Result<(Result<Agent, BuildError>, &'c AgentConfig), String> {
+    let Some(c) = config.agents.get(other) else {
+        return Err(format!("no agent named {other:?} in the configuration"));
+    };
+    if let Some(agent) = parts.built.and_then(|m| m.get(other)) {
+        return Ok((Ok(agent.clone()), c));
+    }
+    let built = match name {
+        Some(n) => build_order(config).map_err(|e| e.in_agent(n)),
+        None => Ok(Vec::new()),
+    }
+    .and_then(|_| agent_with(config, Some(other), c, parts).map_err(|e| e.in_agent(other)));
+    Ok((built, c))
 }
 
 /// The server's `[budget]` and the agent's own together (the lower of two

@@ -24,15 +24,6 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Posts the login form: the status, the cookie (if one was set), the
 /// `Retry-After` header and the body.
 async fn try_login(url: &str, token: &str) -> (u16, Option<String>, Option<String>, String) {
@@ -88,13 +79,6 @@ async fn post_form(url: &str, path: &str, cookie: &str, body: String) -> (u16, S
         .await
         .unwrap();
     (resp.status().as_u16(), resp.text().await.unwrap())
-}
-
-/// The value of the hidden field `name` in a page.
-fn hidden(html: &str, name: &str) -> String {
-    let at = format!("name=\"{name}\" value=\"");
-    let start = html.find(&at).unwrap_or_else(|| panic!("{name} in {html}")) + at.len();
-    html[start..][..html[start..].find('"').unwrap()].to_string()
 }
 
 /// Whether `cookie` still opens the inbox (else: sent to the login form).

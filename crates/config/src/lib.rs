@@ -356,6 +356,19 @@ pub struct AgentConfig {
     /// MCP servers from `[[mcp]]`, by name: all their tools are offered.
     #[serde(default)]
     pub mcp: Vec<String>,
+    /// Other agents of `[agents]` this one calls as tools, by name: each
+    /// is a tool of that name, described to the model by its
+    /// `description`; its runs are kept on threads of their own.
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// What this agent does, for the agents that call it as a tool or
+    /// hand conversations to it.
+    pub description: Option<String>,
+    /// Agents of `[agents]` this one may hand the conversation to, by
+    /// name: each is offered as a tool `transfer_to_NAME`; the rest of the
+    /// run, and the thread's next turns, are then that agent's.
+    #[serde(default)]
+    pub handoffs: Vec<String>,
     /// Model calls per run.
     pub max_model_calls: Option<u32>,
     /// Invalid-argument calls tolerated per run.

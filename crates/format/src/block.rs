@@ -393,6 +393,13 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// `sha256:` digest of the tool name and arguments; a decision must repeat it.
     pub digest: String,
+    /// The run this call waits in, when it is another run than the one
+    /// listing it: a sub-agent's run (an agent used as a tool). A
+    /// decision on it is taken there — through the parent's run, or the
+    /// sub-agent's own. On the parent's call to the sub-agent, the run it
+    /// waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -403,6 +410,7 @@ impl ApprovalRequest {
             name: call.name.clone(),
             arguments: call.arguments.clone(),
             digest: approval_digest(&call.id, &call.name, &call.arguments),
+            run_id: None,
         }
     }
 }

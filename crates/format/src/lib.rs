@@ -42,7 +42,7 @@ pub use block::{
 pub use depth::{MAX_VALUE_DEPTH, check_depth, to_readable_json, within_depth};
 pub use error::FormatError;
 pub use id::new_id;
-pub use message::{Message, REPAIR_KEY, Role};
+pub use message::{HANDOFF_KEY, Message, REPAIR_KEY, Role};
 pub use read::{
     Conversation, check_links, messages_from_value, parse_conversation, parse_json,
     turn_from_value, turns_from_value,

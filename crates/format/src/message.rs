@@ -73,6 +73,10 @@ pub struct Message {
     pub metadata: Option<Map<String, Value>>,
 }
 
+/// The metadata key of a handoff's tool message: `{"from": agent,
+/// "to": agent}` ([`Message::handoff`]).
+pub const HANDOFF_KEY: &str = "handoff";
+
 /// The metadata key that marks a store's repair ([`Message::is_repair`]).
 pub const REPAIR_KEY: &str = "parlance_repair";
 
@@ -128,6 +132,17 @@ impl Message {
             .and_then(|meta| meta.get(REPAIR_KEY))
             .and_then(Value::as_bool)
             .unwrap_or(false)
+    }
+
+    /// The agent this message handed the conversation to, when it is the
+    /// tool message of a handoff (`metadata.handoff.to`, see
+    /// [`HANDOFF_KEY`]).
+    pub fn handoff(&self) -> Option<&str> {
+        self.metadata
+            .as_ref()?
+            .get(HANDOFF_KEY)?
+            .get("to")?
+            .as_str()
     }
 
     /// Marks this message a repair ([`Message::is_repair`]).

@@ -310,6 +310,12 @@ impl Response {
         crate::read::response(value, &crate::read::Path::root())
     }
 
+    /// The agent this run handed the conversation to, when it did (the
+    /// last handoff of its messages): the next turns are that agent's.
+    pub fn handoff(&self) -> Option<&str> {
+        self.messages.iter().rev().find_map(Message::handoff)
+    }
+
     /// The answer as text: the output when it is a string, the output
     /// written as JSON when it is structured, empty when the run did not
     /// complete.

@@ -28,6 +28,7 @@ const EXAMPLES: &[&str] = &[
     "guide_serving",
     "guide_streaming",
     "guide_structured_output",
+    "guide_subagents",
     "guide_testing",
     "guide_threads",
     "guide_tools",
@@ -256,6 +257,80 @@ async fn guardrails() {
     );
     let sent = server.received()[0].body.to_string();
     assert!(sent.contains("[card]") && !sent.contains("4111"), "{sent}");
+}
+
+/// The tool names a request offers.
+fn offered(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn subagents() {
+    // In order: support asks the researcher, the researcher answers,
+    // support answers with what it read.
+    let server = ReplayServer::start(vec![
+        calls(&[(
+            "c1",
+            "researcher",
+            json!({"input": "Where is order A-1001, and when did it ship?"}),
+        )]),
+        text("A-1001 shipped on May 2; it is with the carrier."),
+        text("Your order A-1001 shipped on May 2 and is on its way."),
+    ])
+    .await;
+    let out = run("guide_subagents", Some(&server)).await;
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "Your order A-1001 shipped on May 2 and is on its way.",
+            "support's model read: A-1001 shipped on May 2; it is with the carrier.",
+            // The replay server counts 20 input tokens a request.
+            "input tokens: 60, the researcher's 20",
+        ]
+    );
+    let got = server.received();
+    assert_eq!(got.len(), 3);
+    let (first, child, last) = (&got[0].body, &got[1].body, &got[2].body);
+    assert_eq!(offered(first), ["researcher"]);
+    assert_eq!(
+        first["tools"][0]["function"]["description"],
+        "Looks orders up: send it the order and the question."
+    );
+    assert_eq!(
+        first["tools"][0]["function"]["parameters"]["required"],
+        json!(["input"])
+    );
+    // The researcher sees its own instructions and the task, nothing else.
+    let roles: Vec<&Value> = child["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["role"])
+        .collect();
+    assert_eq!(roles, [&json!("system"), &json!("user")]);
+    assert!(
+        child["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You look orders up")
+    );
+    assert_eq!(
+        user_texts(child),
+        ["Where is order A-1001, and when did it ship?"]
+    );
+    assert!(offered(child).is_empty());
+    assert_eq!(
+        tool_texts(last),
+        ["A-1001 shipped on May 2; it is with the carrier."]
+    );
 }
 
 #[tokio::test]

@@ -11,6 +11,8 @@
 //!   renews the run's lease while it lives, slow steps included.
 //! - [`Resumer`]: runs whose process died are taken over and carried on
 //!   from their last committed step, by the agent that made them.
+//! - [`children`]: agents used as tools keep their runs on threads of
+//!   their own; their approvals are listed and decided through the parent.
 //! - [`StoreCooldowns`]: a fallback's cooldowns (models that answered
 //!   `429`) shared by every process and server of the store.
 //!
@@ -18,10 +20,11 @@
 //! the other: the store stores (it knows the conversation format only),
 //! the agent runs (it knows nothing of SQL).
 
+pub mod children;
 mod cooldowns;
 mod resumer;
 mod runner;
 
 pub use cooldowns::StoreCooldowns;
 pub use resumer::{DEFAULT_MAX_ATTEMPTS, NotResumed, Resumed, Resumer, log as log_resumed};
-pub use runner::{ResumeError, RunHandle, TakenOver, ThreadRunner};
+pub use runner::{AgentsByName, ResumeError, RunHandle, TakenOver, ThreadRunner};

@@ -98,6 +98,19 @@ impl Checkpoint for StoreCheckpoint {
             Ok(Some(s))
         })
     }
+
+    /// A sub-agent's run is kept on the store too, on its own thread
+    /// (see [`crate::children`]).
+    fn run_child<'a>(
+        &'a self,
+        child: parlance_agent::ChildRun<'a>,
+    ) -> Option<parlance_agent::ChildOutcome<'a>> {
+        Some(Box::pin(async move {
+            crate::children::child_run(&self.store, &self.run, child)
+                .await
+                .map_err(CheckpointError::new)
+        }))
+    }
 }
 
 /// Renews a run's lease every third of the lease while the run lives;
@@ -229,7 +242,14 @@ impl RunHandle {
 pub struct ThreadRunner {
     store: Store,
     agent: Agent,
+    /// The agents of runs by name: a sub-agent's run decided apart from
+    /// its parent then carries its parent on (see [`ThreadRunner::with_agents`]).
+    agents: Option<AgentsByName>,
 }
+
+/// Finds an agent by name (a run's `settings.name`), as a server knows
+/// its configured agents.
+pub type AgentsByName = Arc<dyn Fn(&str) -> Option<Agent> + Send + Sync>;
 
 /// What a spawned run does once its thread is claimed.
 enum Work {
@@ -255,12 +275,31 @@ enum Work {
 impl ThreadRunner {
     /// An agent working on a store's threads.
     pub fn new(store: Store, agent: Agent) -> Self {
-        ThreadRunner { store, agent }
+        ThreadRunner {
+            store,
+            agent,
+            agents: None,
+        }
+    }
+
+    /// With the agents of runs by name: a sub-agent's run (an agent used
+    /// as a tool) that this runner resumes to its end carries on its
+    /// waiting parent, run by the parent's own agent, found here by name
+    /// ([`crate::children::resume_parent`]). Without them, decide a
+    /// sub-agent's calls through its parent's run.
+    pub fn with_agents(mut self, agents: AgentsByName) -> Self {
+        self.agents = Some(agents);
+        self
     }
 
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
     }
 
     /// Runs on `thread` with new `input`: the history comes from the store
@@ -396,13 +435,27 @@ impl ThreadRunner {
 
     /// Applies decisions to the run waiting on them — from any process:
     /// everything needed is in the store. The resumed run is detached like
-    /// a new one.
+    /// a new one. Decisions on calls a sub-agent waits on (listed in this
+    /// run's pending list) resume the sub-agent, then this run once the
+    /// sub-agent has finished (see [`crate::children`]).
     pub async fn resume(
         &self,
         run_id: &str,
         decisions: Vec<Decision>,
     ) -> Result<Response, ResumeError> {
-        self.start_resume(run_id, decisions, false)
+        if let Some(r) = self.resume_children(run_id, &decisions).await? {
+            return Ok(r);
+        }
+        self.resume_own(run_id, decisions).await
+    }
+
+    /// [`ThreadRunner::resume`] with this run's own decisions only.
+    pub(crate) async fn resume_own(
+        &self,
+        run_id: &str,
+        decisions: Vec<Decision>,
+    ) -> Result<Response, ResumeError> {
+        self.start_resume_own(run_id, decisions, false)
             .await?
             .outcome()
             .await
@@ -410,7 +463,40 @@ impl ThreadRunner {
 
     /// Claims a paused run and resumes it in its own task. Refused
     /// decisions come back from the handle's outcome (the run still waits).
+    /// Decisions for a sub-agent are taken as [`ThreadRunner::resume`]
+    /// takes them, before this returns; the handle then reports only the
+    /// outcome.
     pub async fn start_resume(
+        &self,
+        run_id: &str,
+        decisions: Vec<Decision>,
+        stream: bool,
+    ) -> Result<RunHandle, StoreError> {
+        match self.resume_children(run_id, &decisions).await {
+            Ok(None) => self.start_resume_own(run_id, decisions, stream).await,
+            Err(ResumeError::Store(e)) => Err(e),
+            done => {
+                let (tx, events) = mpsc::unbounded();
+                if let Ok(Some(r)) = &done {
+                    let _ = tx.unbounded_send(RunEvent::RunCompleted(r.clone()));
+                }
+                let thread_id = match &done {
+                    Ok(Some(r)) => r.thread_id.clone().unwrap_or_default(),
+                    _ => String::new(),
+                };
+                let outcome = tokio::spawn(async move { done.map(|r| r.expect("routed")) });
+                Ok(RunHandle {
+                    run_id: run_id.to_string(),
+                    thread_id,
+                    log_start: None,
+                    events,
+                    outcome,
+                })
+            }
+        }
+    }
+
+    async fn start_resume_own(
         &self,
         run_id: &str,
         decisions: Vec<Decision>,
@@ -440,6 +526,7 @@ impl ThreadRunner {
         let tx = stream.then_some(tx);
         let (claimed, on_claim) = tokio::sync::oneshot::channel();
         let (store, agent) = (self.store.clone(), self.agent.clone());
+        let agents = self.agents.clone();
         let outcome = tokio::spawn(async move {
             let (run, work) = match claim.await {
                 Ok((mut run, work)) => {
@@ -459,8 +546,20 @@ impl ThreadRunner {
                 }
             };
             let _beat = Heartbeat::start(store.clone(), run.clone());
+            let resumed = matches!(work, Work::Resume { .. });
             let checkpoint = Arc::new(StoreCheckpoint::new(&store, &run));
-            let result = execute(&store, &agent, &checkpoint, work, tx.as_ref()).await;
+            let mut result = execute(&store, &agent, &checkpoint, work, tx.as_ref()).await;
+            // A call waiting on a sub-agent lists the sub-agent's calls.
+            if let Ok(r) = &mut result
+                && r.pending.iter().any(|p| p.run_id.is_some())
+            {
+                match crate::children::pending(&store, &r.messages).await {
+                    Ok(p) => r.pending = p,
+                    Err(e) => {
+                        tracing::warn!(run = %run.id, error = %e, "the sub-agents' waiting calls could not be read: the run lists its own")
+                    }
+                }
+            }
             let response = match &result {
                 Ok(r) => r.clone(),
                 Err(ResumeError::Decision(_)) => {
@@ -484,6 +583,11 @@ impl ThreadRunner {
             if let Some(tx) = &tx {
                 let _ = tx.unbounded_send(RunEvent::RunCompleted(response));
             }
+            if let (true, Some(agents), Ok(r)) = (resumed, &agents, &result)
+                && r.status != RunStatus::RequiresApproval
+            {
+                carry_parent_on(&store, &run.thread_id, agents).await;
+            }
             result
         });
         let (active, log_start) = on_claim.await.map_err(|_| {
@@ -497,6 +601,30 @@ impl ThreadRunner {
             outcome,
         })
     }
+}
+
+/// A sub-agent's run on `thread` ended after a resume: its waiting parent
+/// (if any) goes on, with its own agent (by name), in a task of its own.
+async fn carry_parent_on(store: &Store, thread: &str, agents: &AgentsByName) {
+    let parent = match crate::children::waiting_parent(store, thread).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(thread, error = %e, "a sub-agent's parent could not be read");
+            return;
+        }
+    };
+    let Some(agent) = parent.settings["name"].as_str().and_then(|n| agents(n)) else {
+        tracing::warn!(run = %parent.id, "a sub-agent's parent waits, and its agent is not known here: decide through the parent's run");
+        return;
+    };
+    let runner = ThreadRunner::new(store.clone(), agent).with_agents(Arc::clone(agents));
+    let thread = thread.to_string();
+    tokio::spawn(async move {
+        if let Err(e) = crate::children::carry_on_parent(runner, &thread).await {
+            tracing::warn!(run = %parent.id, error = %e, "a sub-agent's parent did not go on");
+        }
+    });
 }
 
 /// Only a thread whose last run failed can be retried.

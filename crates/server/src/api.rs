@@ -265,6 +265,7 @@ pub fn inline_agent(
             one: &one,
             approval_keys: &state.signer.approval_keys(),
             cooldowns: Some(&state.cooldowns),
+            built: Some(&state.agents),
         },
     )
 }

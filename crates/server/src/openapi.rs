@@ -60,7 +60,7 @@ pub fn openapi() -> Value {
                               "503": error("Busy: beyond max_runs and its queue; try again after Retry-After (seconds)")}}},
             "/v1/runs/{id}": {"get": {"operationId": "getRun", "summary": "A run on a thread as stored (also while it runs, and after its client left)",
                 "parameters": id("id"),
-                "responses": {"200": object("{id, thread_id, status (running, requires_approval, completed, failed), messages, output, usage, finish_reason, pending, error, created_at, updated_at}"),
+                "responses": {"200": object("{id, thread_id, status (running, requires_approval, completed, failed), messages, output, usage, finish_reason, handoff (the agent the run handed the conversation to, if it did), pending, error, created_at, updated_at}"),
                               "401": error("Missing or unknown token"), "404": error("No such run")}}},
             "/v1/runs/{id}/events": {"get": {"operationId": "runEvents", "summary": "A run's events after the last one a client saw (a stream that survives reconnects, from this server or any other of the store), then live until the run ends or waits",
                 "parameters": [id("id")[0].clone(),

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::{Stream, StreamExt};
 use parlance_agent::{Agent, Resume, RunEvent};
 use parlance_format::{Decision, Response, RunStatus};
-use parlance_runtime::{ResumeError, RunHandle, ThreadRunner};
+use parlance_runtime::{ResumeError, RunHandle};
 use serde_json::{Value, json};
 
 use crate::api::{
@@ -45,9 +45,7 @@ pub async fn create_run(
             ));
         }
         owned_thread(&state, &who, thread).await?;
-        let handle = ThreadRunner::new(state.store.clone(), agent)
-            .start(thread, input, req.stream)
-            .await?;
+        let handle = state.runner(agent).start(thread, input, req.stream).await?;
         return detached(state, who, handle, req.stream).await;
     }
     let run = agent.run(input).turns(turns);
@@ -250,7 +248,8 @@ pub async fn decide(
             ));
         }
     };
-    let handle = ThreadRunner::new(state.store.clone(), agent)
+    let handle = state
+        .runner(agent)
         .start_resume(&run_id, decisions, req.stream)
         .await?;
     detached(state, who, handle, req.stream).await
@@ -284,9 +283,7 @@ pub async fn retry(
             })?
         }
     };
-    let handle = ThreadRunner::new(state.store.clone(), agent)
-        .start_retry(&thread, req.stream)
-        .await?;
+    let handle = state.runner(agent).start_retry(&thread, req.stream).await?;
     detached(state, who, handle, req.stream).await
 }
 

@@ -25,6 +25,8 @@ pub struct AppState {
     pub store: Store,
     /// The configured agents, by name.
     pub agents: HashMap<String, Agent>,
+    /// The same, as a runner finds a run's agent.
+    pub by_name: parlance_runtime::AgentsByName,
     /// Local models of the configuration, loaded once, shared by all runs.
     pub local_models: HashMap<String, Arc<dyn Model>>,
     /// Who may call, by bearer token.
@@ -64,6 +66,13 @@ impl FromRef<Shared> for Tokens {
 }
 
 impl AppState {
+    /// A runner of `agent` on the store, which knows the configured agents
+    /// by name (a sub-agent's run decided apart then carries its parent on).
+    pub fn runner(&self, agent: Agent) -> parlance_runtime::ThreadRunner {
+        parlance_runtime::ThreadRunner::new(self.store.clone(), agent)
+            .with_agents(Arc::clone(&self.by_name))
+    }
+
     /// Stops the MCP servers (their processes, their sessions).
     pub async fn shutdown(&self) {
         futures::future::join_all(self.mcp.values().map(|s| s.shutdown())).await;
@@ -133,7 +142,9 @@ impl AppState {
             Arc::new(parlance_runtime::StoreCooldowns::new(store.clone()));
         let mut agents = HashMap::new();
         let mut resuming = Vec::new();
-        for (name, a) in &config.agents {
+        for name in parlance_assemble::build_order(&config)? {
+            let a = &config.agents[&name];
+            let name = &name;
             let one = |spec: &str| match local_models.get(spec) {
                 Some(m) => Ok(Arc::clone(m)),
                 None => parlance_assemble::remote_model(&config, spec),
@@ -148,6 +159,7 @@ impl AppState {
                     one: &one,
                     approval_keys: &signer.approval_keys(),
                     cooldowns: Some(&cooldowns),
+                    built: Some(&agents),
                 },
             )
             .map_err(|e| e.in_agent(name))?;
@@ -166,11 +178,16 @@ impl AppState {
         let config_queue = config
             .run_queue_ms
             .map_or(crate::admission::DEFAULT_QUEUE, Duration::from_millis);
+        let by_name: parlance_runtime::AgentsByName = {
+            let agents = agents.clone();
+            Arc::new(move |name: &str| agents.get(name).cloned())
+        };
         Ok(AppState {
             tokens: Tokens::new(&config.auth),
             config,
             store,
             agents,
+            by_name,
             local_models,
             signer,
             redactor,

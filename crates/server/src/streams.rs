@@ -292,6 +292,7 @@ pub async fn stored_response(
     if let Some(o) = v.as_object_mut() {
         o.remove("created_at");
         o.remove("updated_at");
+        o.remove("handoff");
     }
     parlance_format::Response::from_value(&v).map_err(|e| e.to_string())
 }
@@ -351,7 +352,16 @@ pub(crate) async fn stored_run(
         .collect();
     let pending = match messages.last() {
         Some(last) if record.status == RunStatus::RequiresApproval.as_str() => {
-            pending_of(&last.content)
+            let own = approval_requests(&last.content);
+            // A call waiting on a sub-agent lists the sub-agent's calls.
+            let pending = match own.iter().any(|r| r.run_id.is_some()) {
+                true => parlance_runtime::children::pending(&state.store, &messages).await?,
+                false => own,
+            };
+            pending
+                .iter()
+                .map(|r| serde_json::to_value(r).expect("json"))
+                .collect()
         }
         _ => Vec::new(),
     };
@@ -363,6 +373,7 @@ pub(crate) async fn stored_run(
         "output": record.output,
         "usage": record.usage.unwrap_or_default(),
         "finish_reason": record.finish_reason,
+        "handoff": record.handoff,
         "pending": pending,
         "error": record.error,
         "created_at": record.created_at,

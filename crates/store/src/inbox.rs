@@ -25,7 +25,7 @@ impl Store {
     /// `limit` (1 to 1,000); only threads of `owner` when given.
     pub async fn waiting_runs(&self, owner: Option<&str>, limit: u32) -> R<Vec<WaitingRun>> {
         let rows = sqlx::query(self.q(
-            "SELECT r.id, r.thread_id, r.status, r.settings, r.usage, r.error, r.output, r.finish_reason, r.created_at, r.updated_at, t.owner
+            "SELECT r.id, r.thread_id, r.status, r.settings, r.usage, r.error, r.output, r.finish_reason, r.handoff, r.created_at, r.updated_at, t.owner
              FROM parlance_runs r JOIN parlance_threads t ON t.id = r.thread_id
              WHERE r.status = 'requires_approval' AND (? IS NULL OR t.owner = ?)
              ORDER BY r.updated_at DESC, r.id DESC LIMIT ?",
@@ -91,7 +91,7 @@ impl Store {
         limit: u32,
     ) -> R<Vec<(Thread, Option<String>)>> {
         let rows = sqlx::query(self.q(
-            "SELECT t.id, t.owner, t.metadata, t.created_at, t.updated_at,
+            "SELECT t.id, t.owner, t.metadata, t.created_at, t.updated_at, t.parent_run_id, t.parent_call_id,
                (SELECT r.status FROM parlance_runs r WHERE r.thread_id = t.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS last_status
              FROM parlance_threads t WHERE (? IS NULL OR t.owner = ?)
              ORDER BY t.updated_at DESC, t.id DESC LIMIT ?",

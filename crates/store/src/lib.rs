@@ -23,6 +23,7 @@
 //! they end and store their outcome whatever the caller does.
 
 mod batch;
+mod children;
 mod claim;
 mod cooldowns;
 mod error;

@@ -53,13 +53,14 @@ impl Store {
             error: json("error")?,
             output: json("output")?.unwrap_or(Value::Null),
             finish_reason: row.try_get::<Option<String>, _>("finish_reason")?,
+            handoff: row.try_get::<Option<String>, _>("handoff")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
             id,
         })
     }
 
-    const RUN_COLUMNS: &'static str = "id, thread_id, status, settings, usage, error, output, finish_reason, created_at, updated_at";
+    const RUN_COLUMNS: &'static str = "id, thread_id, status, settings, usage, error, output, finish_reason, handoff, created_at, updated_at";
 
     /// The runs of a thread, oldest first. Dead runs of the thread (their
     /// lease ran out) are marked `interrupted` first, so none shows as

@@ -141,4 +141,17 @@ pub const MIGRATIONS: &[&[&str]] = &[
         // that a run's events are numbered from the store alone.
         "ALTER TABLE parlance_messages ADD COLUMN rev BIGINT NOT NULL DEFAULT 0",
     ],
+    &[
+        // Agents used as tools (`children` module): a sub-agent's runs
+        // are kept on a thread of their own, made for one call of one
+        // run (the parent's) and found again by it — one per call.
+        "ALTER TABLE parlance_threads ADD COLUMN parent_run_id TEXT",
+        "ALTER TABLE parlance_threads ADD COLUMN parent_call_id TEXT",
+        "CREATE UNIQUE INDEX parlance_threads_by_parent ON parlance_threads (parent_run_id, parent_call_id)",
+    ],
+    &[
+        // Handoffs: the agent a run handed the conversation to (its last
+        // handoff), written with the run's outcome.
+        "ALTER TABLE parlance_runs ADD COLUMN handoff TEXT",
+    ],
 ];

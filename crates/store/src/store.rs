@@ -40,6 +40,13 @@ pub struct Thread {
     pub created_at: i64,
     /// Milliseconds since the epoch; moves with every message.
     pub updated_at: i64,
+    /// For a sub-agent's thread (an agent used as a tool): the run whose
+    /// call made it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// For a sub-agent's thread: the call of the parent's run it answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
 }
 
 /// A stored message and its place.
@@ -73,6 +80,10 @@ pub struct RunRecord {
     pub output: Value,
     /// Why the model stopped, when it did.
     pub finish_reason: Option<String>,
+    /// The agent the run handed the conversation to (its last handoff),
+    /// if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
     /// Milliseconds since the epoch.
@@ -357,6 +368,8 @@ impl Store {
             metadata,
             created_at: now_ms(),
             updated_at: now_ms(),
+            parent_run_id: None,
+            parent_call_id: None,
         };
         sqlx::query(self.q("INSERT INTO parlance_threads (id, owner, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"))
             .bind(&t.id)
@@ -381,14 +394,21 @@ impl Store {
             }),
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
+            parent_run_id: row.try_get("parent_run_id")?,
+            parent_call_id: row.try_get("parent_call_id")?,
         })
     }
 
+    /// The columns [`Store::thread_from`] reads.
+    pub(crate) const THREAD_COLUMNS: &'static str =
+        "id, owner, metadata, created_at, updated_at, parent_run_id, parent_call_id";
+
     /// The thread `id`.
     pub async fn thread(&self, id: &str) -> R<Thread> {
-        let row = sqlx::query(self.q(
-            "SELECT id, owner, metadata, created_at, updated_at FROM parlance_threads WHERE id = ?",
-        ))
+        let row = sqlx::query(self.q(&format!(
+            "SELECT {} FROM parlance_threads WHERE id = ?",
+            Self::THREAD_COLUMNS
+        )))
         .bind(id)
         .fetch_optional(&self.pool)
         .await?
@@ -412,11 +432,12 @@ impl Store {
             }
             None => (i64::MIN, String::new()),
         };
-        let rows = sqlx::query(self.q(
-            "SELECT id, owner, metadata, created_at, updated_at FROM parlance_threads
+        let rows = sqlx::query(self.q(&format!(
+            "SELECT {} FROM parlance_threads
              WHERE (? IS NULL OR owner = ?) AND (created_at > ? OR (created_at = ? AND id > ?))
              ORDER BY created_at, id LIMIT ?",
-        ))
+            Self::THREAD_COLUMNS
+        )))
         .bind(owner)
         .bind(owner)
         .bind(after_created)

@@ -36,7 +36,7 @@ const RENEW: &str = "UPDATE parlance_runs SET updated_at = ?, lease_until = ? WH
 const REPLACE_LAST: &str = "UPDATE parlance_messages SET body = ?, rev = CASE WHEN run_id = ? THEN rev + 1 ELSE 0 END, run_id = ? WHERE thread_id = ? AND seq = (SELECT MAX(seq) FROM parlance_messages WHERE thread_id = ?) AND EXISTS (SELECT 1 FROM parlance_runs WHERE id = ? AND status = 'running' AND lease_until >= ?)";
 
 /// The outcome: no row changed once the lease ran out.
-const OUTCOME: &str = "UPDATE parlance_runs SET status = ?, usage = ?, error = ?, output = ?, finish_reason = ?, lease_until = ?, updated_at = ? WHERE id = ? AND status = 'running' AND lease_until >= ?";
+const OUTCOME: &str = "UPDATE parlance_runs SET status = ?, usage = ?, error = ?, output = ?, finish_reason = ?, handoff = ?, lease_until = ?, updated_at = ? WHERE id = ? AND status = 'running' AND lease_until >= ?";
 
 /// Which statement of a write tells whether the run held its lease.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,6 +193,7 @@ impl Store {
                 Arg::MaybeText(error),
                 Arg::MaybeText(output),
                 Arg::MaybeText(finish),
+                Arg::MaybeText(response.handoff().map(str::to_string)),
                 lease.into(),
                 now.into(),
                 run.id.as_str().into(),

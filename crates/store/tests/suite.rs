@@ -15,7 +15,60 @@ both!(
     nothing_is_written_that_cannot_be_read_back,
     ended_sessions_are_refused_and_later_ones_are_not,
     a_runs_log_numbers_every_write_of_its_messages,
+    a_sub_agents_thread_is_made_once_per_call,
 );
+
+/// An agent used as a tool: one thread per call of the parent's run, found
+/// again when the call is made again (by any process), listed with its
+/// parent, with the parent's owner.
+async fn a_sub_agents_thread_is_made_once_per_call(store: Store) {
+    let parent = store.create_thread(Some("ada"), json!({})).await.unwrap();
+    let run = store.begin_run(&parent.id, &json!({})).await.unwrap();
+    let first = store
+        .child_thread(&run.id, "c1", Some("ada"))
+        .await
+        .unwrap();
+    assert_eq!(first.parent_run_id.as_deref(), Some(run.id.as_str()));
+    assert_eq!(first.parent_call_id.as_deref(), Some("c1"));
+    assert_eq!(first.owner.as_deref(), Some("ada"));
+    let again = store
+        .child_thread(&run.id, "c1", Some("ada"))
+        .await
+        .unwrap();
+    assert_eq!(again.id, first.id);
+    let other = store
+        .child_thread(&run.id, "c2", Some("ada"))
+        .await
+        .unwrap();
+    assert_ne!(other.id, first.id);
+    // Two at once: one thread.
+    let (a, b) = tokio::join!(
+        store.child_thread(&run.id, "c3", None),
+        store.child_thread(&run.id, "c3", None)
+    );
+    assert_eq!(a.unwrap().id, b.unwrap().id);
+    let mut children: Vec<String> = store
+        .child_threads(&run.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.parent_call_id.unwrap())
+        .collect();
+    children.sort();
+    assert_eq!(children, ["c1", "c2", "c3"]);
+    assert_eq!(store.thread(&first.id).await.unwrap(), first);
+    assert!(
+        store
+            .thread(&parent.id)
+            .await
+            .unwrap()
+            .parent_run_id
+            .is_none()
+    );
+    assert!(store.child_threads("run_none").await.unwrap().is_empty());
+    assert_eq!(store.child_threads_of(&parent.id).await.unwrap().len(), 3);
+    assert!(store.child_threads_of(&first.id).await.unwrap().is_empty());
+}
 
 /// A run's log (what a reconnecting stream reads): one position per
 /// write, a rewrite in place included; a later run that rewrites an
@@ -229,7 +282,7 @@ async fn a_thread_longer_than_a_page_is_read_whole(store: Store) {
 }
 
 async fn migrations_are_versioned_and_idempotent(store: Store) {
-    assert_eq!(store.schema_version().await.unwrap(), 7);
+    assert_eq!(store.schema_version().await.unwrap(), 9);
 }
 
 /// A logout ends that session only; ending a subject's sessions ends every

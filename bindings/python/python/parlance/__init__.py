@@ -62,13 +62,14 @@ from ._guardrails import GuardCheck, Guardrail, Verdict
 from ._mcp import McpServer
 from ._providers import Anthropic, Azure, Bedrock, Gemini, Mistral, Ollama, OpenAI, OpenAIResponses, Provider
 from ._store import DeadRun, ResumedRun, Store
-from ._tools import Tool, tool
+from ._tools import AgentTool, Tool, tool
 from ._toolset import Toolset
 from ._traces import Traces, export_traces
 from .types import Block, JsonValue, Message, ResponseDocument, ToolSpec
 
 __all__ = [
     "Agent",
+    "AgentTool",
     "Anthropic",
     "ApprovalRequest",
     "ApprovalRequired",

@@ -36,7 +36,7 @@ from ._mcp import McpServer
 from ._providers import Provider
 from ._schema import output_check, output_schema
 from ._store import Store
-from ._tools import Tool
+from ._tools import AgentTool, Tool
 from ._toolset import Toolset
 
 if TYPE_CHECKING:
@@ -108,6 +108,14 @@ class Agent(Generic[T]):
     calls; see ``Budget``): at a limit the model answers once more without
     tools, then the run raises ``RunError`` ``budget_exhausted``.
 
+    ``handoffs``: agents this one may hand the conversation to: each is
+    offered as a tool ``transfer_to_NAME`` (described by its
+    ``description``); calling it gives the rest of the run to that agent
+    (its instructions, tools, model), ``Response.handoff`` names it, and
+    the next turns are its too: asked of this agent, a conversation handed
+    over is answered by the agent that holds it. ``agent.as_tool()`` makes
+    an agent a tool instead: it answers one task and the caller goes on.
+
     ``shared_cooldowns``: a ``Store`` through which a list of models
     shares its cooldowns (a model that answered ``429`` with a wait is
     skipped by every process of that store until then).
@@ -156,6 +164,8 @@ class Agent(Generic[T]):
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
         shared_cooldowns: Optional[Store] = None,
+        description: Optional[str] = None,
+        handoffs: Iterable[Agent[Any]] = (),
     ) -> None: ...
 
     @overload
@@ -186,6 +196,8 @@ class Agent(Generic[T]):
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
         shared_cooldowns: Optional[Store] = None,
+        description: Optional[str] = None,
+        handoffs: Iterable[Agent[Any]] = (),
     ) -> None: ...
 
     def __init__(
@@ -215,6 +227,8 @@ class Agent(Generic[T]):
         context: Optional[ContextPolicy] = None,
         budget: Optional[Budget] = None,
         shared_cooldowns: Optional[Store] = None,
+        description: Optional[str] = None,
+        handoffs: Iterable[Agent[Any]] = (),
     ) -> None:
         if provider is not None:
             if not isinstance(model, str):
@@ -234,6 +248,7 @@ class Agent(Generic[T]):
         settings: Dict[str, Any] = {
             "instructions": instructions,
             "name": name,
+            "description": description,
             "output_schema": schema,
             "on_tool_exception": on_tool_exception,
             "tool_timeout": tool_timeout,
@@ -260,6 +275,10 @@ class Agent(Generic[T]):
         for i, g in enumerate(self.guardrails):
             if not isinstance(g, Guardrail):
                 raise ConfigError(f"guardrails[{i}]: expected a Guardrail, got {type(g).__name__}")
+        self.handoffs: List[Agent[Any]] = list(handoffs)
+        for i, h in enumerate(self.handoffs):
+            if not isinstance(h, Agent):
+                raise ConfigError(f"handoffs[{i}]: expected an Agent, got {type(h).__name__}")
         self._core = _core.Agent(
             model,
             [t._core for t in self.tools],
@@ -270,6 +289,7 @@ class Agent(Generic[T]):
             guardrails=[g._core for g in self.guardrails],
             context_model=context.model if context is not None else None,
             shared_cooldowns=_store_core(shared_cooldowns),
+            handoffs=[_core_of(h) for h in self.handoffs],
         )
 
     def _run_work(
@@ -518,6 +538,38 @@ class Agent(Generic[T]):
             "carry_on_sync", lambda: _core.Work.carry_on(store._core, run_id, max_attempts), deps, checkpoint
         )
 
+    def as_tool(
+        self,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> AgentTool:
+        """This agent as a tool of another: the calling agent's model sends
+        the task (``{"input": "..."}``); this agent runs it as a run of its
+        own, with the caller's ``deps``, and its output is the call's
+        result. What it spent rolls up into the calling run.
+
+        ``name`` defaults to the agent's ``name``; ``description`` tells the
+        calling model what it does. ``timeout`` (seconds) replaces the
+        caller's ``tool_timeout`` for these calls: a run usually takes
+        longer than a tool.
+
+        On a store (``store=``), its run is kept on a thread of its own,
+        linked to the calling run; if it waits for approval, the calling
+        run waits with it and lists its calls in ``pending`` (each naming
+        its ``run_id``): decide them through the calling run
+        (``resume(paused, decisions, store=store)``), which resumes this
+        agent, then the caller. Without a store it cannot wait: such a
+        call fails, saying so."""
+        name = name or self.settings.get("name")
+        if not name:
+            raise ConfigError("as_tool: give the tool a name (or the agent one: Agent(..., name=...))")
+        if description is None:
+            description = f"The {name} agent: send it the whole task."
+        core = self._core.as_tool(name, description, timeout)
+        return AgentTool(lambda task: self.run_sync(task).output, core, name, description)
+
     @property
     def settings(self) -> Dict[str, Any]:
         """The agent's settings, as recorded with each stored run."""
@@ -561,3 +613,9 @@ def _store_core(store: Optional[Store]) -> Any:
     if not isinstance(store, Store):
         raise ConfigError(f"shared_cooldowns: expected a Store, got {type(store).__name__}")
     return store._core
+
+
+def _core_of(agent: Agent[Any]) -> _core.Agent:
+    """The core agent of ``agent`` (typed apart: mypy reads ``_core`` once ``Agent`` is whole)."""
+    core: _core.Agent = agent._core
+    return core

@@ -98,6 +98,34 @@ class Tool(Generic[R]):
         return f"Tool({self.name!r})"
 
 
+class AgentTool(Tool[Any]):
+    """Another agent as a tool (made by ``Agent.as_tool``): the model sends
+    the task as ``input``; the agent runs it as a run of its own and its
+    output is the call's result. Calling the object runs the agent on a
+    task (handy in tests)."""
+
+    def __init__(self, run: Callable[[str], Any], core: _core.Tool, name: str, description: str) -> None:
+        self.func = run
+        self.name = name
+        self.description = description
+        self.is_async = core.is_async
+        self.needs_approval = False
+        self.timeout = None
+        self.max_invalid_arguments = None
+        self._core = core
+
+    @property
+    def schema(self) -> Dict[str, Any]:
+        schema: Dict[str, Any] = self._core.spec["input_schema"]
+        return schema
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"AgentTool({self.name!r})"
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -230,6 +230,13 @@ class ApprovalRequest(TypedDict):
     """The arguments the model asked for (already validated)."""
     digest: str
     """`sha256:` digest of the tool name and arguments; a decision must repeat it."""
+    run_id: NotRequired[Optional[str]]
+    """The run this call waits in, when it is another run than the one
+    listing it: a sub-agent's run (an agent used as a tool). A
+    decision on it is taken there — through the parent's run, or the
+    sub-agent's own. On the parent's call to the sub-agent, the run it
+    waits for.
+    """
 
 
 class CachePoint(TypedDict):

@@ -76,6 +76,8 @@ pub struct AgentBuilder {
     guards: Guards,
     context: Option<ContextPolicy>,
     budget: Option<Budget>,
+    description: Option<String>,
+    handoffs: Vec<Agent>,
 }
 
 /// Checks a structured final answer beyond its schema (see
@@ -101,7 +103,25 @@ impl AgentBuilder {
             guards: Guards::default(),
             context: None,
             budget: None,
+            description: None,
+            handoffs: Vec::new(),
         }
+    }
+
+    /// What this agent does, for the agents that hand conversations to it
+    /// (their `transfer_to_NAME` tool's description).
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// Lets this agent hand the conversation to `agent` (which needs a
+    /// name): its model is offered a tool `transfer_to_NAME`; calling it
+    /// makes the rest of the run, and the next turns, `agent`'s (see
+    /// `handoff.rs`).
+    pub fn handoff(mut self, agent: Agent) -> Self {
+        self.handoffs.push(agent);
+        self
     }
 
     /// Signs the digests of calls waiting for approval with this key
@@ -242,6 +262,14 @@ impl AgentBuilder {
         for t in self.tools {
             tools.add(t)?;
         }
+        for (i, a) in self.handoffs.iter().enumerate() {
+            if a.name().is_none_or(str::is_empty) {
+                return Err(ToolBoxError::Handoff(format!(
+                    "handoffs[{i}]: the agent has no name (give it one: .name(\"billing\"))"
+                )));
+            }
+            tools.add(super::handoff::transfer_tool(a))?;
+        }
         let output = match &self.options.output_schema {
             Some(s) => Some(ArgValidator::as_written(&s.name, &s.schema)?),
             None => None,
@@ -267,6 +295,8 @@ impl AgentBuilder {
                 guards: self.guards,
                 context: self.context,
                 budget: self.budget,
+                description: self.description,
+                handoffs: self.handoffs,
             }),
         })
     }

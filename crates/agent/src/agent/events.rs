@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use parlance_format::{ApprovalRequest, Message, Response, ThreadSpend, ToolStatus};
+use tokio_util::sync::CancellationToken;
 
 use crate::engine::{EventSink, ToolEvent};
 use crate::tool::SharedError;
@@ -90,6 +91,18 @@ pub trait Checkpoint: Send + Sync {
     /// storage counts nothing, and only the run's own limits apply.
     fn spent(&self) -> BoxFuture<'_, Result<Option<ThreadSpend>, CheckpointError>> {
         Box::pin(async { Ok(None) })
+    }
+
+    /// Makes the run of an agent used as a tool (see
+    /// [`Agent::as_tool`](crate::Agent::as_tool)) where this run is kept,
+    /// and answers with its response: a new run, or — for a call made
+    /// again (a resumed or carried-on parent) — the run the call made
+    /// before, as it stands (finished, or waiting for decisions), so that
+    /// a sub-agent's run is made once per call. `None` (the default): this
+    /// storage keeps no runs of its own, and the sub-agent runs in memory.
+    fn run_child<'a>(&'a self, child: ChildRun<'a>) -> Option<ChildOutcome<'a>> {
+        let _ = child;
+        None
     }
 }
 
@@ -193,3 +206,27 @@ impl Hooks {
         }))
     }
 }
+
+/// A sub-agent's run to make (or find again) where the parent's run is
+/// kept: what [`Checkpoint::run_child`] is given.
+#[derive(Debug)]
+pub struct ChildRun<'a> {
+    /// The sub-agent.
+    pub agent: &'a super::Agent,
+    /// The tool's name in the parent.
+    pub tool: &'a str,
+    /// The parent's run.
+    pub parent_run_id: &'a str,
+    /// The parent's thread, when it runs on one.
+    pub parent_thread_id: Option<&'a str>,
+    /// The parent's call (with the run: which sub-agent run this is).
+    pub call_id: &'a str,
+    /// The task, as the sub-agent's input.
+    pub input: Vec<Message>,
+    /// Cancelled when the parent's call is (a timeout, the run stopped).
+    pub cancel: CancellationToken,
+}
+
+/// A sub-agent's run as a checkpoint makes it (see
+/// [`Checkpoint::run_child`]): its response, or why it could not be kept.
+pub type ChildOutcome<'a> = BoxFuture<'a, Result<Response, CheckpointError>>;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::Agent;
 use super::events::{Hooks, RunEvent, Step};
 use super::state::State;
-use super::turn::{Stop, not_stored};
+use super::stop::{Blocked, Stop, Stopped, not_stored};
 use crate::engine::Check;
 use crate::guardrail::{GuardPoint, Guarded, Guardrail, Verdict, note, record};
 
@@ -69,24 +69,6 @@ impl Screened {
             Screened::Passed(m) => m,
             Screened::Blocked { input, .. } => input,
         }
-    }
-}
-
-/// A stop ordered by a guardrail: the answer for the user and the error.
-#[derive(Debug)]
-pub(super) struct Blocked(Box<Stopped>);
-
-/// Boxed in [`Blocked`]: the loop's values that may hold one (a turn's
-/// `Stop`, an answer's ending) stay small for the runs that never block.
-#[derive(Debug)]
-struct Stopped {
-    answer: Message,
-    error: RunError,
-}
-
-impl Blocked {
-    pub(super) fn new(answer: Message, error: RunError) -> Blocked {
-        Blocked(Box::new(Stopped { answer, error }))
     }
 }
 
@@ -264,6 +246,23 @@ impl Agent {
             to_run.iter().map(|p| (p.call, p.arguments())).collect();
         let reports = self.run_calls(state, &pairs, hooks).await;
         for (p, mut report) in to_run.into_iter().zip(reports) {
+            if let Some((usage, cost)) = report.spent.take() {
+                stop.spent(usage, cost);
+            }
+            if let Some(run) = report.waiting_on.take() {
+                // An agent used as a tool waits for decisions: so does
+                // its call, naming the run it waits on.
+                let mut request = ApprovalRequest::for_call(p.call);
+                request.digest = self.digest(&state.run_id, p.call);
+                request.run_id = Some(run);
+                out.push((
+                    p.slot,
+                    Block::ApprovalRequest {
+                        approval_request: request,
+                    },
+                ));
+                continue;
+            }
             if p.approved.is_some() {
                 report.result.approval = p.approved;
             }

@@ -1,7 +1,9 @@
-//! One run, turn by turn: call the model, run the calls it makes (those
-//! that need approval wait), and end each turn of tool calls (`turn`).
+//! The built-in runner of the state machine (`machine`): a model step and
+//! a tools step, each committing one message, and what a model step does
+//! with an answer (the output schema, the output guardrails, retries).
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
 use parlance_format::{Block, Message, Response, RunError, RunStatus, ToolCall, ToolStatus};
@@ -10,157 +12,249 @@ use serde_json::{Value, json};
 
 use super::Agent;
 use super::events::{Hooks, RunEvent, Step};
-use super::guard::{Blocked, Output, Pending, rewritten, sentence_end};
+use super::guard::{Output, Pending, rewritten, sentence_end};
+use super::machine::Next;
 use super::state::State;
-use super::turn::{Place, not_stored};
+use super::stop::{Blocked, not_stored};
+use super::turn::Place;
 use crate::engine::{BudgetExceeded, CallReport, InvalidArgumentsBudget};
 use crate::guardrail::{OutputHold, note};
 use crate::telemetry;
 use tracing::Instrument;
 
+/// What a step leaves the loop with: go on (the machine says where), or
+/// the run's response.
+#[allow(clippy::large_enum_variant)] // one per step, returned at once
+enum Flow {
+    Next,
+    End(Response),
+    /// The conversation was handed to this agent: it goes on.
+    Handoff(Agent),
+}
+
+/// What the loop carries from step to step besides the run's messages.
+struct Loop {
+    /// Invalid calls left before the run stops.
+    budget: InvalidArgumentsBudget,
+    /// The provider said the context was too long, and the context policy
+    /// cut: once per model call.
+    overflowed: bool,
+}
+
 impl Agent {
-    /// The loop: model, tools, model... until done, paused or failed.
+    /// The loop: each step commits one message, then the state machine
+    /// ([`machine::next`]) says what comes next, from the run's messages
+    /// alone — model, tools, a pause for decisions, or the end.
     pub(super) async fn drive(&self, state: &mut State, hooks: &Hooks) -> Response {
-        let limits = &self.inner.limits;
-        let mut budget = match self.budget_so_far(state) {
+        let budget = match self.budget_so_far(state) {
             Ok(b) => b,
             Err(e) => {
                 return state.failed(RunError::new("invalid_arguments_budget", e.to_string()));
             }
         };
-        // A provider's `context_too_long` makes the context policy cut at
-        // once, and the request is made again: once per model call.
-        let mut overflowed = false;
+        let mut run = Loop {
+            budget,
+            overflowed: false,
+        };
         loop {
-            if state.model_calls() >= limits.max_model_calls {
-                let n = limits.max_model_calls;
-                return state.failed(RunError::new(
-                    "max_model_calls",
-                    format!("the model was called {n} times without finishing (limit {n})"),
-                ));
+            let flow = match state.next(self.inner.limits.max_model_calls) {
+                Next::Model => self.model_step(state, &mut run, hooks).await,
+                // Boxed: a turn of calls holds more than waiting for the
+                // model does, and the loop's future is as large as its
+                // largest wait.
+                Next::Tools => Box::pin(self.tools_step(state, &mut run, hooks)).await,
+                Next::Decide(pending) => {
+                    hooks.emit(RunEvent::ApprovalRequired(pending.clone()));
+                    let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
+                    r.pending = pending;
+                    return r;
+                }
+                Next::End => return self.answered(state),
+                Next::OutOfModelCalls { limit: n } => {
+                    return state.failed(RunError::new(
+                        "max_model_calls",
+                        format!("the model was called {n} times without finishing (limit {n})"),
+                    ));
+                }
+            };
+            match flow {
+                Flow::Next => {}
+                Flow::End(r) => return r,
+                Flow::Handoff(to) => return to.take_over(state, hooks).await,
             }
-            if self.inner.budget.is_some()
-                && let Some(end) = Box::pin(self.over_budget(state, hooks)).await
-            {
-                return end;
-            }
-            if let Err(e) = self.refresh_tools(state).await {
-                return state.failed(e);
-            }
-            if self.inner.context.is_some()
-                && let Err(e) = Box::pin(self.fit_context(state, hooks, false)).await
-            {
-                return state.failed(e);
-            }
-            // A model step that panics (a provider's decoder, a model of
-            // the application's) fails this run, not the process; what
-            // the run did so far stays in its response.
-            let answer = AssertUnwindSafe(self.call_model(state, hooks))
-                .catch_unwind()
-                .await;
-            let (message, released) = match answer {
-                Ok(Ok(m)) => m,
-                Err(payload) => {
-                    let message = panic_message(&*payload);
-                    return state.failed(
+        }
+    }
+
+    /// Model: the budget and the context checked, the model asked; its
+    /// answer, checked when it has no calls, is committed.
+    async fn model_step(&self, state: &mut State, run: &mut Loop, hooks: &Hooks) -> Flow {
+        if self.inner.budget.is_some()
+            && let Some(end) = Box::pin(self.over_budget(state, hooks)).await
+        {
+            return Flow::End(end);
+        }
+        if let Err(e) = self.refresh_tools(state).await {
+            return Flow::End(state.failed(e));
+        }
+        if self.inner.context.is_some()
+            && let Err(e) = Box::pin(self.fit_context(state, hooks, false)).await
+        {
+            return Flow::End(state.failed(e));
+        }
+        // A model step that panics (a provider's decoder, a model of the
+        // application's) fails this run, not the process; what the run did
+        // so far stays in its response.
+        let answer = AssertUnwindSafe(self.call_model(state, hooks))
+            .catch_unwind()
+            .await;
+        let (message, released) = match answer {
+            Ok(Ok(m)) => m,
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                return Flow::End(
+                    state.failed(
                         RunError::new("model_error", format!("the model panicked: {message}"))
                             .with_cause(json!({"kind": "panic", "message": message})),
-                    );
-                }
-                Ok(Err(ModelError::ContextTooLong { .. }))
-                    if !overflowed && self.cuts_on_overflow() =>
-                {
-                    overflowed = true;
-                    match Box::pin(self.fit_context(state, hooks, true)).await {
-                        Ok(true) => continue,
-                        Ok(false) => {
-                            return state.failed(RunError::new(
-                                "context_too_long",
-                                "the provider said the context is too long, and nothing was cut",
-                            ));
-                        }
-                        Err(e) => return state.failed(e),
-                    }
-                }
-                Ok(Err(e)) => {
-                    let cause = json!({"kind": e.kind(), "message": e.to_string()});
-                    return state.failed(
+                    ),
+                );
+            }
+            Ok(Err(ModelError::ContextTooLong { .. }))
+                if !run.overflowed && self.cuts_on_overflow() =>
+            {
+                run.overflowed = true;
+                return match Box::pin(self.fit_context(state, hooks, true)).await {
+                    Ok(true) => Flow::Next,
+                    Ok(false) => Flow::End(state.failed(RunError::new(
+                        "context_too_long",
+                        "the provider said the context is too long, and nothing was cut",
+                    ))),
+                    Err(e) => Flow::End(state.failed(e)),
+                };
+            }
+            Ok(Err(e)) => {
+                let cause = json!({"kind": e.kind(), "message": e.to_string()});
+                return Flow::End(
+                    state.failed(
                         RunError::new("model_error", e.to_string())
                             .with_cause(cause)
                             .with_source(std::sync::Arc::new(e)),
-                    );
-                }
-            };
-            overflowed = false;
-            if let Some(u) = &message.usage {
-                state.usage.add(u);
+                    ),
+                );
             }
-            state.finish_reason = message.finish_reason;
-            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
-            if calls.is_empty() {
-                // The answer is checked before anyone sees it.
-                let (message, ending) = self.complete(state, message).await;
-                let message = match ending {
-                    Ending::Blocked(b) => {
-                        return self.end_blocked(state, b, hooks).await;
-                    }
-                    _ => message,
-                };
-                if let Err(e) = self.keep(state, message, released, hooks).await {
-                    return state.failed(e);
-                }
-                match ending {
-                    Ending::Done(output) => {
-                        return state.response(RunStatus::Completed, output);
-                    }
-                    Ending::Failed(e) => return state.failed(e),
-                    Ending::Blocked(_) => unreachable!("ended above"),
-                    Ending::Retry(retry) => {
-                        // The problems go back to the model, as a message
-                        // of the thread like any other.
-                        if let Err(e) = self.keep(state, retry, None, hooks).await {
-                            return state.failed(e);
-                        }
-                        continue;
-                    }
-                }
-            }
-            if let Err(e) = self.keep(state, message, released, hooks).await {
-                return state.failed(e);
-            }
-
-            // Calls pass the guardrails; those that need approval wait;
-            // the others run now, together.
-            let pending = calls
-                .iter()
-                .enumerate()
-                .map(|(slot, call)| Pending {
-                    slot,
-                    call,
-                    arguments: None,
-                    approved: None,
-                })
-                .collect();
-            let (settled, mut stop) = Box::pin(self.settle_calls(state, pending, hooks)).await;
-            let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
-            for (i, block) in settled {
-                if let Block::ToolResult { tool_result } = &block
-                    && tool_result.status == ToolStatus::InvalidArguments
-                    && let Err(e) = budget.record(&calls[i].name, &state.tools)
-                {
-                    stop.over_budget.get_or_insert(e);
-                }
-                slots[i] = Some(block);
-            }
-            let content = slots.into_iter().flatten().collect();
-            // Boxed: ending a turn holds more than waiting for the model
-            // does, and the loop's future is as large as its largest wait.
-            if let Some(end) =
-                Box::pin(self.end_tool_turn(state, content, Place::Append, stop, hooks)).await
-            {
-                return end;
-            }
+        };
+        run.overflowed = false;
+        if let Some(u) = &message.usage {
+            state.usage.add(u);
         }
+        state.finish_reason = message.finish_reason;
+        if message.tool_calls().next().is_some() {
+            return match self.keep(state, message, released, hooks).await {
+                Ok(()) => Flow::Next,
+                Err(e) => Flow::End(state.failed(e)),
+            };
+        }
+        // The answer is checked before anyone sees it.
+        let (message, ending) = self.complete(state, message).await;
+        if let Ending::Blocked(b) = ending {
+            return Flow::End(self.end_blocked(state, b, hooks).await);
+        }
+        if let Err(e) = self.keep(state, message, released, hooks).await {
+            return Flow::End(state.failed(e));
+        }
+        match ending {
+            Ending::Done(output) => Flow::End(state.response(RunStatus::Completed, output)),
+            Ending::Failed(e) => Flow::End(state.failed(e)),
+            Ending::Blocked(_) => unreachable!("ended above"),
+            // The problems go back to the model, as a message of the
+            // thread like any other.
+            Ending::Retry(retry) => match self.keep(state, retry, None, hooks).await {
+                Ok(()) => Flow::Next,
+                Err(e) => Flow::End(state.failed(e)),
+            },
+        }
+    }
+
+    /// Tools: the last answer's calls pass the guardrails; those that need
+    /// approval wait, the others run now, together; their message is
+    /// committed (the machine then pauses the run for the waiting ones).
+    async fn tools_step(&self, state: &mut State, run: &mut Loop, hooks: &Hooks) -> Flow {
+        let last = state.request.messages.last().expect("an answer with calls");
+        let calls: Vec<ToolCall> = last.tool_calls().cloned().collect();
+        let pending = calls
+            .iter()
+            .enumerate()
+            .map(|(slot, call)| Pending {
+                slot,
+                call,
+                arguments: None,
+                approved: None,
+            })
+            .collect();
+        let (settled, mut stop) = self.settle_calls(state, pending, hooks).await;
+        let mut slots: Vec<Option<Block>> = vec![None; calls.len()];
+        for (i, block) in settled {
+            if let Block::ToolResult { tool_result } = &block
+                && tool_result.status == ToolStatus::InvalidArguments
+                && let Err(e) = run.budget.record(&calls[i].name, &state.tools)
+            {
+                stop.over_budget.get_or_insert(e);
+            }
+            slots[i] = Some(block);
+        }
+        let content: Vec<Block> = slots.into_iter().flatten().collect();
+        // The first handoff that went through hands the run over.
+        let handoff = if self.inner.handoffs.is_empty() {
+            None
+        } else {
+            content
+                .iter()
+                .filter_map(Block::as_tool_result)
+                .filter(|r| r.status == ToolStatus::Ok)
+                .find_map(|r| self.handoff_target(r.name.as_deref()?))
+                .cloned()
+        };
+        if let Some(to) = &handoff {
+            stop.handoff = Some(super::handoff::record(self, to));
+        }
+        match self
+            .end_tool_turn(state, content, Place::Append, stop, hooks)
+            .await
+        {
+            Some(end) => Flow::End(end),
+            None => match handoff {
+                Some(to) => Flow::Handoff(Agent {
+                    inner: to.inner,
+                    deps: self.deps.clone(),
+                }),
+                None => Flow::Next,
+            },
+        }
+    }
+
+    /// End, reached when a run starts at an answer it had committed (its
+    /// process died before its outcome was stored): the output is that
+    /// answer's, as it was checked before it was committed.
+    fn answered(&self, state: &State) -> Response {
+        let last = state.turn().last().expect("an answer");
+        if crate::guardrail::blocked(last) {
+            return state.failed(RunError::new(
+                "blocked",
+                "the run was blocked by a guardrail",
+            ));
+        }
+        let output = match &self.inner.output {
+            None => Value::String(last.text()),
+            Some(_) => last
+                .content
+                .iter()
+                .find_map(|b| match b {
+                    Block::Json { json } => Some(json.clone()),
+                    _ => None,
+                })
+                .or_else(|| serde_json::from_str(&last.text()).ok())
+                .unwrap_or(Value::Null),
+        };
+        state.response(RunStatus::Completed, output)
     }
 
     /// A new message of the run: its held text (if any) released to a
@@ -194,10 +288,13 @@ impl Agent {
         hooks: &Hooks,
     ) -> Vec<CallReport> {
         let sink = hooks.tool_events();
-        state
-            .tools
-            .run_calls(calls, &self.call_settings(state), sink.as_ref())
-            .await
+        let mut settings = self.call_settings(state);
+        // Agents used as tools keep their runs where this one is kept.
+        settings.host = hooks
+            .checkpoint
+            .as_ref()
+            .map(|c| Arc::new(super::subagent::HostLink(Arc::clone(c))) as crate::tool::Host);
+        state.tools.run_calls(calls, &settings, sink.as_ref()).await
     }
 
     /// The invalid-argument budget as already spent in this turn.
@@ -513,4 +610,83 @@ fn output_retries(turn: &[Message]) -> u32 {
                     .is_some_and(|d| d.contains_key(OUTPUT_RETRY))
         })
         .count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use parlance_format::Message;
+    use parlance_model::scripted::ScriptedModel;
+    use serde_json::json;
+
+    use super::*;
+
+    /// No answer left to give: a model asked here fails the run.
+    fn silent() -> ScriptedModel {
+        ScriptedModel::new(Vec::<Message>::new())
+    }
+
+    /// A loop handed a run at its committed answer (another executor's,
+    /// or a checkpoint that kept the answer but lost the outcome) ends
+    /// with that answer, without asking the model again.
+    #[tokio::test]
+    async fn a_run_handed_over_at_its_answer_ends_with_it() {
+        let agent = Agent::builder(silent()).build().expect("an agent");
+        let mut state = agent.state(&[], None, None);
+        state.request.messages.push(Message::user("hi"));
+        state.request.messages.push(Message::assistant("Hello."));
+        let r = agent.drive(&mut state, &Hooks::default()).await;
+        assert_eq!(r.status, RunStatus::Completed, "{:?}", r.error);
+        assert_eq!(r.output, json!("Hello."));
+    }
+
+    #[tokio::test]
+    async fn a_structured_answer_handed_over_ends_with_its_value() {
+        let agent = Agent::builder(silent())
+            .output_schema("answer", json!({"type": "object"}))
+            .build()
+            .expect("an agent");
+        let mut state = agent.state(&[], None, None);
+        state
+            .request
+            .messages
+            .push(Message::assistant(r#"{"ok": true}"#));
+        let r = agent.drive(&mut state, &Hooks::default()).await;
+        assert_eq!(r.output, json!({"ok": true}));
+    }
+
+    /// A run handed over with calls still waiting pauses at once, naming
+    /// them; nothing runs and the model is not asked.
+    #[tokio::test]
+    async fn a_run_handed_over_with_waiting_calls_pauses() {
+        let agent = Agent::builder(silent()).build().expect("an agent");
+        let mut state = agent.state(&[], None, None);
+        let call = ToolCall::new("c1", "refund", json!({"amount": 5}));
+        state.request.messages.push(Message::new(
+            parlance_format::Role::Assistant,
+            vec![Block::ToolCall {
+                tool_call: call.clone(),
+            }],
+        ));
+        state.request.messages.push(Message::new(
+            parlance_format::Role::Tool,
+            vec![Block::ApprovalRequest {
+                approval_request: parlance_format::ApprovalRequest::for_call(&call),
+            }],
+        ));
+        let r = agent.drive(&mut state, &Hooks::default()).await;
+        assert_eq!(r.status, RunStatus::RequiresApproval);
+        assert_eq!(r.pending.len(), 1);
+        assert_eq!(r.pending[0].tool_call_id, "c1");
+    }
+
+    #[tokio::test]
+    async fn a_new_run_whose_input_ends_with_an_answer_asks_the_model() {
+        let model = ScriptedModel::new([Message::assistant("Asked.")]);
+        let agent = Agent::builder(model).build().expect("an agent");
+        let input =
+            super::super::RunInput::from(vec![Message::user("hi"), Message::assistant("Hello.")]);
+        let mut state = agent.start(input);
+        let r = agent.drive(&mut state, &Hooks::default()).await;
+        assert_eq!(r.output, json!("Asked."));
+    }
 }

@@ -68,6 +68,12 @@ impl Agent {
     /// this run `failed` with the panic's message (never the process,
     /// never a run without an outcome).
     pub(crate) async fn go(&self, mut start: Start, hooks: Hooks) -> Response {
+        // A conversation handed to another agent is that agent's.
+        if let Start::Run(input, _) | Start::Retry(input, _) = &start
+            && let Some(holder) = self.holder_of(&input.turns)
+        {
+            return Box::pin(holder.go(start, hooks)).await;
+        }
         let (id, thread) = start.ids();
         let _in_flight = telemetry::InFlight::start();
         let started = std::time::Instant::now();
@@ -140,7 +146,7 @@ impl Agent {
             }) => {
                 input.input = messages;
                 let mut state = self.start(input);
-                self.end_blocked(&mut state, super::guard::Blocked::new(answer, error), hooks)
+                self.end_blocked(&mut state, super::stop::Blocked::new(answer, error), hooks)
                     .await
             }
             Err(e) => self.start(input).failed(e),

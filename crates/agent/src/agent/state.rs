@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use parlance_format::{
-    FinishReason, Message, Response, Role, RunError, RunStatus, ToolSpec, Turn, Usage, new_id,
+    FinishReason, Message, Response, RunError, RunStatus, ToolSpec, Turn, Usage, new_id,
 };
 use parlance_model::ModelRequest;
 use serde_json::Value;
@@ -27,6 +27,8 @@ pub(super) struct State {
     pub(super) thread_start: usize,
     /// Where this run's messages start in `request.messages`.
     pub(super) turn_start: usize,
+    /// Where the messages the run wrote start (after its input).
+    pub(super) input_end: usize,
     pub(super) usage: Usage,
     pub(super) finish_reason: Option<FinishReason>,
     /// The tools offered now (the agent's, and its toolsets' as last listed).
@@ -51,11 +53,11 @@ impl State {
         &self.request.messages[self.turn_start..]
     }
 
-    pub(super) fn model_calls(&self) -> u32 {
-        self.turn()
-            .iter()
-            .filter(|m| m.role == Role::Assistant)
-            .count() as u32
+    /// What the run does next, from its messages alone.
+    pub(super) fn next(&self, max_model_calls: u32) -> super::machine::Next {
+        let len = self.request.messages.len();
+        let written = len - self.input_end.max(self.turn_start).min(len);
+        super::machine::next(self.turn(), written, max_model_calls)
     }
 
     pub(super) fn response(&self, status: RunStatus, output: Value) -> Response {
@@ -104,6 +106,7 @@ impl Agent {
             run_id: run_id.unwrap_or_else(|| new_id("run")),
             thread_id,
             turn_start: messages.len(),
+            input_end: messages.len(),
             request: ModelRequest {
                 messages,
                 tools: specs,
@@ -149,6 +152,7 @@ impl Agent {
     pub(super) fn start(&self, input: RunInput) -> State {
         let mut state = self.state(&input.turns, input.run_id, input.thread_id);
         state.request.messages.extend(input.input);
+        state.input_end = state.request.messages.len();
         state
     }
 
@@ -164,6 +168,7 @@ impl Agent {
             thread_id: state.thread_id.as_deref().map(Arc::from),
             cancel: state.cancel.clone(),
             deps: self.deps.clone(),
+            host: None,
         }
     }
 }

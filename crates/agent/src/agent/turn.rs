@@ -1,16 +1,16 @@
 //! How a turn of tool calls ends, whether it came from the model, a
 //! resume or a retry: calls still waiting are settled when the run stops,
-//! the tool message is reported and kept, then the run fails, pauses or
-//! goes on. The run loop, resume and retry all end their turns here.
+//! the tool message is kept and reported, then the run fails or goes on.
+//! The run loop, resume and retry all end their turns here.
 
-use parlance_format::{ApprovalRequest, Block, Message, Response, Role, RunError, RunStatus};
+use parlance_format::{Block, Message, Response, Role, RunError};
 use parlance_format::{ToolResult, ToolStatus};
-use serde_json::Value;
 
 use super::Agent;
 use super::events::{Hooks, RunEvent, Step};
 use super::state::State;
-use crate::engine::{BudgetExceeded, CallReport, FailureCause};
+use super::stop::{Stop, not_stored};
+use crate::engine::{CallReport, FailureCause};
 
 /// Where a turn's tool message goes: after the assistant's (a new turn),
 /// or in place of the last one (a resume, a retry).
@@ -18,30 +18,6 @@ use crate::engine::{BudgetExceeded, CallReport, FailureCause};
 pub(super) enum Place {
     Append,
     ReplaceLast,
-}
-
-/// What stops the run after a turn of tool calls, if anything.
-#[derive(Default)]
-pub(super) struct Stop {
-    /// A tool's unexpected failure under policy `fail`.
-    pub(super) failed_tool: Option<FailureCause>,
-    /// One invalid call too many.
-    pub(super) over_budget: Option<BudgetExceeded>,
-    /// A tool-call guardrail blocked a call: the run ends `blocked`.
-    pub(super) blocked: Option<super::guard::Blocked>,
-    /// A tool-call guardrail failed: the run ends `guardrail_failed`.
-    pub(super) guard_failed: Option<RunError>,
-    /// The guardrails' outcomes, for the tool message's metadata.
-    pub(super) records: Vec<Value>,
-}
-
-impl Stop {
-    fn stops(&self) -> bool {
-        self.failed_tool.is_some()
-            || self.over_budget.is_some()
-            || self.blocked.is_some()
-            || self.guard_failed.is_some()
-    }
 }
 
 /// The approval requests of a stopped run become `interrupted` results:
@@ -79,9 +55,9 @@ impl Agent {
 
     /// Ends a turn of tool calls: when the run stops, calls still waiting
     /// for a decision become `interrupted` (nobody will decide them, and a
-    /// model cannot be sent a request); the tool message is reported and
-    /// kept; then the run fails, pauses for the calls still waiting, or
-    /// goes on (`None`).
+    /// model cannot be sent a request); the tool message is kept and
+    /// reported; then the run fails, or goes on (`None`: the state machine
+    /// pauses it for the calls still waiting, or asks the model).
     pub(super) async fn end_tool_turn(
         &self,
         state: &mut State,
@@ -93,13 +69,10 @@ impl Agent {
         if stop.stops() {
             settle(&mut content);
         }
-        let pending: Vec<ApprovalRequest> = content
-            .iter()
-            .filter_map(|b| match b {
-                Block::ApprovalRequest { approval_request } => Some(approval_request.clone()),
-                _ => None,
-            })
-            .collect();
+        // What agents used as tools spent is this run's too.
+        if let Some((usage, _)) = &stop.spent {
+            state.usage.add(usage);
+        }
         // Kept before it is reported and joins the context: a run that
         // fails to store it answers without it, and a `message` event
         // names a committed step.
@@ -107,6 +80,16 @@ impl Agent {
             Place::Append => {
                 let mut message = Message::new(Role::Tool, content);
                 crate::guardrail::note(&mut message, stop.records);
+                if let Some((usage, cost)) = stop.spent {
+                    message.usage = Some(usage);
+                    message.cost = cost;
+                }
+                if let Some(h) = stop.handoff {
+                    message
+                        .metadata
+                        .get_or_insert_with(Default::default)
+                        .insert(parlance_format::HANDOFF_KEY.into(), h);
+                }
                 let kept = hooks.commit(Step::Append(&message)).await;
                 if kept.is_ok() {
                     hooks.emit(RunEvent::MessageCompleted(message.clone()));
@@ -121,6 +104,15 @@ impl Agent {
                 // (were the run to die again, they would not run twice).
                 last.unmark_repair();
                 crate::guardrail::note(last, stop.records);
+                if let Some((usage, cost)) = stop.spent {
+                    let mut total = last.usage.unwrap_or_default();
+                    total.add(&usage);
+                    last.usage = Some(total);
+                    last.cost = match (last.cost, cost) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+                    };
+                }
                 let kept = hooks.commit(Step::ReplaceLast(last)).await;
                 if kept.is_ok() {
                     hooks.emit(RunEvent::MessageCompleted(last.clone()));
@@ -143,12 +135,7 @@ impl Agent {
         if let Some(e) = stop.over_budget {
             return Some(state.failed(RunError::new("invalid_arguments_budget", e.to_string())));
         }
-        if !pending.is_empty() {
-            hooks.emit(RunEvent::ApprovalRequired(pending.clone()));
-            let mut r = state.response(RunStatus::RequiresApproval, Value::Null);
-            r.pending = pending;
-            return Some(r);
-        }
+        // Calls still waiting: the state machine pauses the run.
         None
     }
 
@@ -187,11 +174,4 @@ fn tool_failed(cause: FailureCause) -> RunError {
         Some(e) => error.with_source(e),
         None => error,
     }
-}
-
-/// A step could not be stored: the run fails with code `store`, the
-/// storage's error as its source.
-pub(super) fn not_stored(e: super::CheckpointError) -> RunError {
-    RunError::new("store", format!("the step could not be stored: {e}"))
-        .with_source(e.error().clone())
 }

@@ -265,9 +265,27 @@ pub async fn post_stream(
     events(&req.send().await.unwrap().text().await.unwrap())
 }
 
-/// An inbox page read in an anonymous session (a server with no token
-/// configured hands one out at `/ui/session`): its HTML, after a `200`.
-pub async fn anonymous_page(url: &str, path: &str) -> String {
+/// Form-encodes `s` (what a browser sends in a form body).
+pub fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The value of the hidden field `name` in a page.
+pub fn hidden(html: &str, name: &str) -> String {
+    let at = format!("name=\"{name}\" value=\"");
+    let start = html.find(&at).unwrap_or_else(|| panic!("{name} in {html}")) + at.len();
+    html[start..][..html[start..].find('"').unwrap()].to_string()
+}
+
+/// An anonymous inbox session (a server with no token configured hands
+/// one out at `/ui/session`): a client that does not follow redirects,
+/// and the session's cookie.
+pub async fn anonymous_session(url: &str) -> (reqwest::Client, String) {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -278,7 +296,12 @@ pub async fn anonymous_page(url: &str, path: &str) -> String {
         .await
         .unwrap();
     let cookie = session.headers()["set-cookie"].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_string();
+    (client, cookie.split(';').next().unwrap().to_string())
+}
+
+/// An inbox page read in an anonymous session: its HTML, after a `200`.
+pub async fn anonymous_page(url: &str, path: &str) -> String {
+    let (client, cookie) = anonymous_session(url).await;
     let page = client
         .get(format!("{url}{path}"))
         .header("cookie", cookie)

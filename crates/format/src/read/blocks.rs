@@ -86,7 +86,7 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
             let p = path.key("approval_request");
             let inner = Obj::new(obj.req("approval_request")?, &p, "an approval request")?;
             inner.only(
-                &["tool_call_id", "name", "arguments", "digest"],
+                &["tool_call_id", "name", "arguments", "digest", "run_id"],
                 "an approval request",
             )?;
             Block::ApprovalRequest {
@@ -95,6 +95,7 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
                     name: inner.req_id("name")?,
                     arguments: inner.req_free("arguments")?,
                     digest: inner.req_id("digest")?,
+                    run_id: inner.opt_str("run_id")?,
                 },
             }
         }

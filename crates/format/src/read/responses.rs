@@ -107,7 +107,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
                 let ip = pp.index(i);
                 let o = Obj::new(item, &ip, "an approval request")?;
                 o.only(
-                    &["tool_call_id", "name", "arguments", "digest"],
+                    &["tool_call_id", "name", "arguments", "digest", "run_id"],
                     "an approval request",
                 )?;
                 out.push(ApprovalRequest {
@@ -115,6 +115,7 @@ pub(crate) fn response(v: &Value, path: &Path) -> R<Response> {
                     name: o.req_id("name")?,
                     arguments: o.req_free("arguments")?,
                     digest: o.req_id("digest")?,
+                    run_id: o.opt_str("run_id")?,
                 });
             }
             out

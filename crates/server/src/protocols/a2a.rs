@@ -35,7 +35,6 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::StreamExt;
 use parlance_agent::RunEvent;
 use parlance_format::{ApprovalRequest, Block, Decision, DecisionKind, Message, Role, RunStatus};
-use parlance_runtime::ThreadRunner;
 use parlance_store::RunRecord;
 use serde_json::{Value, json};
 
@@ -589,7 +588,7 @@ async fn start(
     let message = params
         .get("message")
         .ok_or_else(|| RpcError::params("message: required"))?;
-    let runner = ThreadRunner::new(state.store.clone(), agent.clone());
+    let runner = state.runner(agent.clone());
     if let Some(task) = message.get("taskId").and_then(Value::as_str) {
         let record = owned_run(state, who, task).await?;
         if record.status != RunStatus::RequiresApproval.as_str() {

@@ -9,6 +9,7 @@ fn waiting(id: &str, digest: &str) -> ApprovalRequest {
         name: "refund".into(),
         arguments: json!({"amount": 40}),
         digest: digest.into(),
+        run_id: None,
     }
 }
 

@@ -36,7 +36,6 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::StreamExt;
 use parlance_agent::RunEvent;
 use parlance_format::{ApprovalRequest, Block, Decision, DecisionKind, Message, Role, ToolStatus};
-use parlance_runtime::ThreadRunner;
 use serde_json::{Value, json};
 
 use crate::api::{outbound, owned_thread};
@@ -469,7 +468,7 @@ pub async fn run(
         ));
     }
     let thread = owned_thread(&state, &who, thread_id).await?;
-    let runner = ThreadRunner::new(state.store.clone(), agent.clone());
+    let runner = state.runner(agent.clone());
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());
     let handle = match resume {
         None => {

@@ -42,7 +42,6 @@ use parlance_agent::RunEvent;
 use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, Message, Role, ToolResult, ToolStatus,
 };
-use parlance_runtime::ThreadRunner;
 use parlance_store::StoredMessage;
 use serde_json::{Value, json};
 
@@ -542,7 +541,7 @@ pub async fn chat(
     owned_thread(&state, &who, chat).await?;
     let at = format!("messages[{}]", messages.len() - 1);
     let last = messages.last().expect("not empty");
-    let runner = ThreadRunner::new(state.store.clone(), agent);
+    let runner = state.runner(agent);
     let handle = match last["role"].as_str() {
         Some("user") => {
             let input = user_input(last, &at).map_err(ApiError::invalid_request)?;

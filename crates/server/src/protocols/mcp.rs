@@ -29,7 +29,7 @@ use parlance_agent::Agent;
 use parlance_format::{
     ApprovalRequest, Block, Decision, DecisionKind, Message, Response, RunStatus,
 };
-use parlance_runtime::{ResumeError, ThreadRunner};
+use parlance_runtime::ResumeError;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -156,7 +156,7 @@ impl AgentTools {
             }
             Some(_) => return Ok(failure("thread_id: a string").into()),
         };
-        let runner = ThreadRunner::new(self.state.store.clone(), agent.clone());
+        let runner = self.state.runner(agent.clone());
         // A client that asked for progress reads the answer as it is
         // written: each piece of text a progress notification.
         let progress = ctx.meta.get_progress_token();
@@ -239,7 +239,7 @@ impl AgentTools {
             }
             match decisions(&r.pending, &answers) {
                 Ok(Some(decided)) => {
-                    let runner = ThreadRunner::new(self.state.store.clone(), agent.clone());
+                    let runner = self.state.runner(agent.clone());
                     outcome = runner.resume(&run, decided).await;
                 }
                 Ok(None) => return Ok(waiting(&r).into()),
@@ -263,7 +263,7 @@ impl AgentTools {
         };
         match decisions(&paused.pending, answers) {
             Ok(Some(decided)) => {
-                let runner = ThreadRunner::new(self.state.store.clone(), agent.clone());
+                let runner = self.state.runner(agent.clone());
                 let outcome = runner.resume(run, decided).await;
                 self.answer(agent, outcome, ctx)
                     .await

@@ -34,7 +34,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
 use parlance_format::{FinishReason, Message, Response, Role, RunStatus, Turn, Usage};
-use parlance_runtime::{ResumeError, ThreadRunner};
+use parlance_runtime::ResumeError;
 use serde_json::{Value, json};
 
 use crate::api::{outbound, owned_thread};
@@ -154,7 +154,8 @@ pub async fn chat_completions(
     };
     if ask.stream {
         let events = match &thread {
-            Some(t) => ThreadRunner::new(state.store.clone(), agent)
+            Some(t) => state
+                .runner(agent)
                 .start(t, ask.input, true)
                 .await?
                 .events()
@@ -178,9 +179,7 @@ pub async fn chat_completions(
     }
     let r = match &thread {
         Some(t) => {
-            let handle = ThreadRunner::new(state.store.clone(), agent)
-                .start(t, ask.input, false)
-                .await?;
+            let handle = state.runner(agent).start(t, ask.input, false).await?;
             match handle.outcome().await {
                 Ok(r) => r,
                 Err(ResumeError::Store(e)) => return Err(e.into()),

@@ -34,7 +34,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use futures::StreamExt;
 use parlance_agent::{Agent, RunEvent};
 use parlance_format::{Message, Response, RunStatus, Turn};
-use parlance_runtime::{ResumeError, ThreadRunner};
+use parlance_runtime::ResumeError;
 use serde_json::{Value, json};
 
 use super::openai_chat::{content, extension, failed};
@@ -105,9 +105,7 @@ pub async fn responses(
     if stream {
         let (events, thread, id) = match place {
             Place::Thread(t) => {
-                let h = ThreadRunner::new(state.store.clone(), agent.clone())
-                    .start(&t, input, true)
-                    .await?;
+                let h = state.runner(agent.clone()).start(&t, input, true).await?;
                 let id = h.run_id.clone();
                 // Kept while it runs, for `retrieve` with `starting_after`.
                 let events = match state.live.adopt(h) {
@@ -137,9 +135,7 @@ pub async fn responses(
     }
     let (r, thread) = match place {
         Place::Thread(t) => {
-            let h = ThreadRunner::new(state.store.clone(), agent.clone())
-                .start(&t, input, false)
-                .await?;
+            let h = state.runner(agent.clone()).start(&t, input, false).await?;
             match h.outcome().await {
                 Ok(r) => (r, Some(t)),
                 Err(ResumeError::Store(e)) => return Err(e.into()),

@@ -199,7 +199,7 @@ fn done_card(n: usize, c: &Call, conflict: Option<&String>) -> Markup {
             header {
                 h2 { code { (c.call.name) } }
                 @match &c.state {
-                    CallState::Pending { .. } => (badge("waiting")),
+                    CallState::Pending { .. } | CallState::WaitsOn { .. } => (badge("waiting")),
                     CallState::Done(r) => (badge(r.approval.as_ref().map_or(r.status.as_str(), |a| a.decision.as_str()))),
                     CallState::Unknown => {}
                 }
@@ -209,6 +209,9 @@ fn done_card(n: usize, c: &Call, conflict: Option<&String>) -> Markup {
             }
             @if let Some(d) = &c.description { p .description { (d) } }
             (with_raw(&c.call.arguments))
+            @if let CallState::WaitsOn { run } = &c.state {
+                p .notice { "This call is another agent's run, which waits for decisions of its own: " a href={ "/ui/runs/" (run) } { "decide them there" } ". This run goes on once it has finished." }
+            }
             @if let CallState::Done(r) = &c.state {
                 p .muted { "Decided: " (c.state.how()) @if let Some(a) = &r.approval { @if let Some(reason) = &a.reason { " — " (reason) } } }
                 @if let Some(args) = r.approval.as_ref().and_then(|a| a.arguments.as_ref()) {

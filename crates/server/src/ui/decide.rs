@@ -20,7 +20,6 @@ use axum::{Form, Json};
 use futures::StreamExt;
 use parlance_agent::Check;
 use parlance_format::{Block, Decision, DecisionKind};
-use parlance_runtime::ThreadRunner;
 use serde_json::{Value, json};
 
 use super::call_view::{self, Notice};
@@ -275,9 +274,7 @@ pub async fn decide(
             StatusCode::CONFLICT,
         ));
     };
-    let started = ThreadRunner::new(state.store.clone(), agent)
-        .start_resume(&id, decisions, true)
-        .await;
+    let started = state.runner(agent).start_resume(&id, decisions, true).await;
     let accepted = match started {
         Ok(handle) => {
             // A refused batch ends the stream before any event; an
@@ -374,6 +371,7 @@ mod tests {
                 error: None,
                 output: Value::Null,
                 finish_reason: None,
+                handoff: None,
                 created_at: 0,
                 updated_at: 0,
             },

@@ -20,6 +20,12 @@ pub enum CallState {
         /// The request's digest.
         digest: String,
     },
+    /// Waits for a sub-agent's run (an agent used as a tool), whose own
+    /// calls are decided on its page; the caller goes on once it ends.
+    WaitsOn {
+        /// The sub-agent's run.
+        run: String,
+    },
     /// Decided (here or elsewhere) or run without needing a decision.
     Done(Box<ToolResult>),
     /// Neither (a turn still being written).
@@ -35,6 +41,7 @@ impl CallState {
                 None => format!("ran without a decision ({})", r.status.as_str()),
             },
             CallState::Pending { .. } => "waiting".into(),
+            CallState::WaitsOn { run } => format!("waiting for the sub-agent's run {run}"),
             CallState::Unknown => "unknown".into(),
         }
     }
@@ -161,8 +168,11 @@ pub fn build(state: &AppState, run: RunRecord, owner: Option<String>, turn: &[Me
                     Block::ApprovalRequest { approval_request }
                         if approval_request.tool_call_id == call.id =>
                     {
-                        Some(CallState::Pending {
-                            digest: approval_request.digest.clone(),
+                        Some(match &approval_request.run_id {
+                            Some(run) => CallState::WaitsOn { run: run.clone() },
+                            None => CallState::Pending {
+                                digest: approval_request.digest.clone(),
+                            },
                         })
                     }
                     Block::ToolResult { tool_result } if tool_result.tool_call_id == call.id => {

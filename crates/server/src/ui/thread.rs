@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use parlance_runtime::ThreadRunner;
 
 use super::conversation::{self, RunActions};
 use super::live::{self, Tick};
@@ -88,13 +87,35 @@ async fn content(state: &AppState, viewer: &Viewer, id: &str) -> Result<Markup, 
                 .as_str()
                 .is_some_and(|n| state.agents.contains_key(n))
     });
-    Ok(conversation::body(
-        id,
-        &runs,
-        &messages,
-        viewer,
-        &RunActions { retry },
-    ))
+    // Agents used as tools: where this thread's sub-agents ran, and, for a
+    // sub-agent's thread, the run that called it.
+    let children = state.store.child_threads_of(id).await?;
+    let caller = match &t.parent_run_id {
+        Some(run) => state.store.run(run).await.ok(),
+        None => None,
+    };
+    let body = conversation::body(id, &runs, &messages, viewer, &RunActions { retry });
+    Ok(html! {
+        @if let (Some(run), Some(call)) = (&caller, &t.parent_call_id) {
+            p .notice .subagent { "A sub-agent's thread: called by " code { (call) } " of run "
+                a href={ "/ui/threads/" (run.thread_id) "#run-" (run.id) } { code { (run.id) } } "." }
+        }
+        @if !children.is_empty() {
+            section .subagents {
+                h2 { "Sub-agents" }
+                ul {
+                    @for c in &children {
+                        li {
+                            "Call " code { (c.parent_call_id.as_deref().unwrap_or("")) } " of run "
+                            code { (c.parent_run_id.as_deref().unwrap_or("")) } ": "
+                            a href={ "/ui/threads/" (c.id) } { "thread " code { (c.id) } }
+                        }
+                    }
+                }
+            }
+        }
+        (body)
+    })
 }
 
 fn thread_page(
@@ -218,7 +239,7 @@ pub async fn retry(
         .cloned();
     let why = match agent {
         None => "The last run's agent is not configured on this server: retry through the API, giving the agent.".to_string(),
-        Some(agent) => match ThreadRunner::new(state.store.clone(), agent)
+        Some(agent) => match state.runner(agent)
             .start_retry(&id, false)
             .await
         {
