@@ -1,6 +1,7 @@
 //! Provider translation costs: decode throughput (MB/s) of a large
-//! response, and the cost per SSE event of the stream decoders, over the
-//! recorded fixtures in `testdata/providers/`.
+//! response, a run's decodes on the peerbench task (and the canonical
+//! check's share of them), and the cost per SSE event of the stream
+//! decoders, over the recorded fixtures in `testdata/providers/`.
 //!
 //! Run: `cargo bench -p parlance-providers --bench decode`
 
@@ -41,6 +42,68 @@ fn openai_decode_large_response(b: Bencher) {
     b.counter(BytesCount::new(body.len())).bench(|| {
         let v: Value = serde_json::from_str(black_box(&body)).unwrap();
         openai_chat::decode_response(&v).unwrap()
+    });
+}
+
+/// The two answers of the peerbench task (its mock's Chat Completions
+/// shape): three `get_order` calls, then the summary.
+fn peerbench_answers() -> [Value; 2] {
+    let calls: Vec<Value> = (0..3)
+        .map(|i| json!({"id": format!("call_1_{i}"), "type": "function",
+            "function": {"name": "get_order", "arguments": json!({"order_id": format!("A-{}", 1001 + i)}).to_string()}}))
+        .collect();
+    let answer = |message: Value, finish: &str| {
+        json!({"id": "chatcmpl-mock1", "object": "chat.completion", "created": 1_764_000_000,
+            "model": "mock-model", "system_fingerprint": "fp_mock",
+            "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 60, "total_tokens": 180}})
+    };
+    [
+        answer(
+            json!({"role": "assistant", "content": null, "tool_calls": calls}),
+            "tool_calls",
+        ),
+        answer(
+            json!({"role": "assistant", "content": "Order summary: A-1001=shipped; A-1002=shipped; A-1003=shipped."}),
+            "stop",
+        ),
+    ]
+}
+
+/// What a run's two decodes cost on the peerbench task, the canonical
+/// check included (the figure that would have caught issue 35's
+/// sequential regression: see `peerbench_check_*` for the check's share).
+#[divan::bench]
+fn peerbench_decode_run(b: Bencher) {
+    let answers = peerbench_answers();
+    b.bench(|| {
+        for a in &answers {
+            black_box(openai_chat::decode_response(black_box(a)).unwrap());
+        }
+    });
+}
+
+/// The check every decoded answer passes, in place (`Message::check`)...
+#[divan::bench]
+fn peerbench_check_in_place(b: Bencher) {
+    let messages = peerbench_answers().map(|a| openai_chat::decode_response(&a).unwrap());
+    b.bench(|| {
+        for m in &messages {
+            black_box(m).check().unwrap();
+        }
+    });
+}
+
+/// ...and the same verdict the way it was first made: written to JSON and
+/// read back by the strict reader (what every run paid from `eafc958`).
+#[divan::bench]
+fn peerbench_check_by_round_trip(b: Bencher) {
+    let messages = peerbench_answers().map(|a| openai_chat::decode_response(&a).unwrap());
+    b.bench(|| {
+        for m in &messages {
+            let v = serde_json::to_value(black_box(m)).unwrap();
+            black_box(parlance_format::Message::from_value(&v).unwrap());
+        }
     });
 }
 

@@ -52,11 +52,7 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
                 item_id: obj.opt_str("item_id")?,
                 provider: obj.opt_str("provider")?,
             };
-            if (t.signature.is_some() || t.item_id.is_some()) && t.provider.is_none() {
-                return Err(path
-                    .key("provider")
-                    .err("required when a text block carries signature or item_id"));
-            }
+            text_rules(&t, path)?;
             Block::Text(t)
         }
         "thinking" | "reasoning" => thinking(&obj, ty)?,
@@ -119,13 +115,83 @@ pub(super) fn block(v: &Value, path: &Path, place: Place) -> R<Block> {
 pub(super) fn cache_point(v: &Value, path: &Path) -> R<CachePoint> {
     let obj = Obj::new(v, path, "a cache point")?;
     obj.only(&["ttl"], "a cache point")?;
-    let ttl = obj.opt_str("ttl")?;
-    if let Some(t) = &ttl
-        && !CachePoint::TTLS.contains(&t.as_str())
-    {
-        return Err(path.key("ttl").err(format!("expected 5m or 1h, got {t:?}")));
+    let point = CachePoint {
+        ttl: obj.opt_str("ttl")?,
+    };
+    cache_point_rules(&point, path)?;
+    Ok(point)
+}
+
+// The rules below are the reader's checks past each field's JSON type;
+// the reader and `Message::check` (typed values) share them.
+
+pub(super) fn cache_point_rules(point: &CachePoint, path: &Path) -> R<()> {
+    match &point.ttl {
+        Some(t) if !CachePoint::TTLS.contains(&t.as_str()) => {
+            Err(path.key("ttl").err(format!("expected 5m or 1h, got {t:?}")))
+        }
+        _ => Ok(()),
     }
-    Ok(CachePoint { ttl })
+}
+
+pub(super) fn text_rules(t: &Text, path: &Path) -> R<()> {
+    if (t.signature.is_some() || t.item_id.is_some()) && t.provider.is_none() {
+        return Err(path
+            .key("provider")
+            .err("required when a text block carries signature or item_id"));
+    }
+    Ok(())
+}
+
+pub(super) fn thinking_rules(t: &Thinking, path: &Path) -> R<()> {
+    if t.has_opaque_data() && t.provider.is_none() {
+        return Err(path.key("provider").err(
+            "required when a thinking block carries signature, redacted, encrypted_content or item_id",
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn media_rules(m: &Media, path: &Path) -> R<()> {
+    let sources = [m.url.is_some(), m.data.is_some(), m.file_id.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count();
+    if sources != 1 {
+        return Err(path.err(format!(
+            "expected exactly one of url, data or file_id, got {sources}"
+        )));
+    }
+    if m.data.is_some() && m.media_type.is_none() {
+        return Err(path.key("media_type").err("required with data"));
+    }
+    if let Some(detail) = &m.detail
+        && !["auto", "low", "high"].contains(&detail.as_str())
+    {
+        return Err(path
+            .key("detail")
+            .err(format!("expected auto, low or high, got {detail:?}")));
+    }
+    Ok(())
+}
+
+pub(super) fn tool_call_rules(call: &ToolCall, path: &Path) -> R<()> {
+    if (call.signature.is_some() || call.item_id.is_some()) && call.provider.is_none() {
+        return Err(path
+            .key("provider")
+            .err("required when a tool call carries signature or item_id"));
+    }
+    Ok(())
+}
+
+/// A breakpoint ends a prefix: it follows a block that is not one.
+pub(super) fn cache_point_position(block: &Block, before: Option<&Block>, path: &Path) -> R<()> {
+    if matches!(block, Block::CachePoint { .. })
+        && matches!(before, None | Some(Block::CachePoint { .. }))
+    {
+        return Err(path.err("a cache_point must follow the block that ends the cached prefix"));
+    }
+    Ok(())
 }
 
 /// Which blocks each role (and a tool result's content) may hold.
@@ -219,11 +285,7 @@ pub(super) fn thinking(obj: &Obj, ty: &str) -> R<Block> {
         item_id: obj.opt_str("item_id")?,
         provider: obj.opt_str("provider")?,
     };
-    if t.has_opaque_data() && t.provider.is_none() {
-        return Err(obj.path.key("provider").err(
-            "required when a thinking block carries signature, redacted, encrypted_content or item_id",
-        ));
-    }
+    thinking_rules(&t, obj.path)?;
     Ok(Block::Thinking(t))
 }
 
@@ -250,25 +312,7 @@ pub(super) fn media(v: &Value, path: &Path, ty: &str) -> R<Media> {
         detail: obj.opt_str("detail")?,
         provider: obj.opt_str("provider")?,
     };
-    let sources = [m.url.is_some(), m.data.is_some(), m.file_id.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count();
-    if sources != 1 {
-        return Err(path.err(format!(
-            "expected exactly one of url, data or file_id, got {sources}"
-        )));
-    }
-    if m.data.is_some() && m.media_type.is_none() {
-        return Err(path.key("media_type").err("required with data"));
-    }
-    if let Some(detail) = &m.detail
-        && !["auto", "low", "high"].contains(&detail.as_str())
-    {
-        return Err(path
-            .key("detail")
-            .err(format!("expected auto, low or high, got {detail:?}")));
-    }
+    media_rules(&m, path)?;
     Ok(m)
 }
 
@@ -324,12 +368,7 @@ pub(super) fn tool_call_fields(obj: &Obj, args_key: &'static str) -> R<ToolCall>
         item_id: obj.opt_str("item_id")?,
         provider: obj.opt_str("provider")?,
     };
-    if (call.signature.is_some() || call.item_id.is_some()) && call.provider.is_none() {
-        return Err(obj
-            .path
-            .key("provider")
-            .err("required when a tool call carries signature or item_id"));
-    }
+    tool_call_rules(&call, obj.path)?;
     Ok(call)
 }
 
@@ -400,13 +439,7 @@ pub(super) fn content(v: &Value, path: &Path, place: Place) -> R<Vec<Block>> {
     let mut out: Vec<Block> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let b = block(item, &path.index(i), place)?;
-        if matches!(b, Block::CachePoint { .. })
-            && matches!(out.last(), None | Some(Block::CachePoint { .. }))
-        {
-            return Err(path
-                .index(i)
-                .err("a cache_point must follow the block that ends the cached prefix"));
-        }
+        cache_point_position(&b, out.last(), &path.index(i))?;
         out.push(b);
     }
     Ok(out)

@@ -224,6 +224,19 @@ pub(super) fn free<'v>(v: &'v Value, path: &Path) -> R<&'v Value> {
     }
 }
 
+/// [`free`] for an object held as a map (a message's `metadata`): the map
+/// is one level, so its values may nest one less.
+pub(super) fn free_map(m: &Map<String, Value>, path: &Path) -> R<()> {
+    if m.values()
+        .all(|v| crate::within_depth(v, crate::MAX_VALUE_DEPTH - 1))
+    {
+        Ok(())
+    } else {
+        // Only on the way to an error: the copy gives it the one wording.
+        crate::check_depth(&Value::Object(m.clone()), &path.render())
+    }
+}
+
 pub(super) fn as_string(v: &Value, path: &Path) -> R<String> {
     match v {
         Value::String(s) => Ok(s.clone()),

@@ -12,6 +12,7 @@
 //!   and results
 
 mod blocks;
+mod check;
 mod conversation;
 mod json;
 mod messages;
