@@ -53,6 +53,7 @@ use std::sync::OnceLock;
 use fancy_regex::Regex;
 use parlance_format::Usage;
 pub use parlance_format::total_cost;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The built-in table's text (`data/prices.json`).
@@ -182,7 +183,7 @@ enum Match {
     StartsWith(String),
     EndsWith(String),
     Contains(String),
-    Regex(Regex),
+    Regex(Pattern),
     Or(Vec<Match>),
     And(Vec<Match>),
 }
@@ -196,10 +197,31 @@ impl Match {
             Match::EndsWith(s) => model.ends_with(s.as_str()),
             Match::Contains(s) => model.contains(s.as_str()),
             // A pattern that gives up (its backtracking limit) does not match.
-            Match::Regex(r) => r.is_match(model).unwrap_or(false),
+            Match::Regex(p) => p.is_match(model),
             Match::Or(v) => v.iter().any(|m| m.is_match(model)),
             Match::And(v) => v.iter().all(|m| m.is_match(model)),
         }
+    }
+}
+
+/// A model-name pattern. In a table read from a file it is compiled as
+/// it is read, so that a bad one is an error naming it; in the built-in
+/// table (whose patterns a test compiles) on its first use: compiling its
+/// 62 patterns, most of which a process never tries, was most of the 25 ms
+/// its first priced answer paid (`benches/lookup.rs`).
+#[derive(Debug, Clone)]
+struct Pattern {
+    source: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    fn is_match(&self, model: &str) -> bool {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.source).ok())
+            .as_ref()
+            // A pattern that gives up (its backtracking limit) does not match.
+            .is_some_and(|r| r.is_match(model).unwrap_or(false))
     }
 }
 
@@ -215,13 +237,29 @@ struct ModelEntry {
 struct ProviderEntry {
     id: String,
     fallback: Vec<String>,
-    models: Vec<ModelEntry>,
+    models: OnceLock<Vec<ModelEntry>>,
+    /// In the built-in table, the models' JSON and the provider's place,
+    /// read on the provider's first lookup: most of the table's 1,300
+    /// models belong to providers a process never asks for.
+    unread: Option<(&'static RawValue, usize)>,
 }
 
 impl ProviderEntry {
     /// The first model whose rule matches `model` (lowercase).
     fn find(&self, model: &str) -> Option<&ModelEntry> {
-        self.models.iter().find(|m| m.matcher.is_match(model))
+        self.models().iter().find(|m| m.matcher.is_match(model))
+    }
+
+    fn models(&self) -> &[ModelEntry] {
+        self.models.get_or_init(|| {
+            let Some((raw, i)) = self.unread else {
+                return Vec::new();
+            };
+            let v: Value = serde_json::from_str(raw.get()).expect("the built-in table is JSON");
+            Reader::BUILTIN
+                .models(&v, &format!("$.providers[{i}].models"))
+                .expect("the built-in table reads (tested)")
+        })
     }
 }
 
@@ -267,10 +305,49 @@ impl PriceTable {
     /// first use.
     pub fn builtin() -> &'static PriceTable {
         static TABLE: OnceLock<PriceTable> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            PriceTable::from_json_str(BUILTIN_JSON, "crates/prices/data/prices.json")
-                .expect("the built-in price table parses (tested)")
-        })
+        TABLE.get_or_init(PriceTable::read_builtin)
+    }
+
+    /// The built-in table read afresh: what [`builtin`](Self::builtin)
+    /// does once per process. Only its outline is read here; a provider's
+    /// models are read on its first lookup, a pattern compiled on its
+    /// first use (read whole, as a user's file is, it cost a process's
+    /// first priced answer 23 ms: `benches/lookup.rs`).
+    pub fn read_builtin() -> PriceTable {
+        #[derive(serde::Deserialize)]
+        struct Outline<'a> {
+            #[serde(borrow)]
+            origin: &'a RawValue,
+            #[serde(borrow)]
+            providers: Vec<ProviderOutline<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ProviderOutline<'a> {
+            id: String,
+            #[serde(default)]
+            fallback: Vec<String>,
+            #[serde(borrow)]
+            models: &'a RawValue,
+        }
+        let outline: Outline<'static> =
+            serde_json::from_str(BUILTIN_JSON).expect("the built-in table is JSON (tested)");
+        let origin: Value =
+            serde_json::from_str(outline.origin.get()).expect("the built-in table is JSON");
+        let providers = outline.providers.into_iter().enumerate();
+        PriceTable {
+            origin: Reader::BUILTIN
+                .origin(&origin)
+                .expect("the built-in table reads (tested)"),
+            providers: providers
+                .map(|(i, p)| ProviderEntry {
+                    id: p.id.to_lowercase(),
+                    fallback: p.fallback.iter().map(|f| f.to_lowercase()).collect(),
+                    models: OnceLock::new(),
+                    unread: Some((p.models, i)),
+                })
+                .collect(),
+            next: None,
+        }
     }
 
     /// Reads a table from JSON text; `file` names it in errors.
@@ -280,7 +357,7 @@ impl PriceTable {
             path: format!("line {}, column {}", e.line(), e.column()),
             message: format!("not JSON: {e}"),
         })?;
-        Reader { file }.table(&value)
+        Reader { file, lazy: false }.table(&value)
     }
 
     /// Reads a table from a file.
@@ -403,9 +480,16 @@ impl PriceTable {
 
 struct Reader<'a> {
     file: &'a str,
+    /// Patterns compiled on first use rather than as they are read.
+    lazy: bool,
 }
 
 impl Reader<'_> {
+    const BUILTIN: Reader<'static> = Reader {
+        file: "crates/prices/data/prices.json",
+        lazy: true,
+    };
+
     fn err(&self, path: &str, message: impl Into<String>) -> PriceError {
         PriceError {
             file: self.file.to_string(),
@@ -457,22 +541,7 @@ impl Reader<'_> {
         }
         let origin = match obj.get("origin") {
             None => Origin::default(),
-            Some(o) => {
-                let keys = ["package", "version", "url", "license", "refreshed"];
-                let m = self.object(o, "$.origin", "the table's origin", &keys)?;
-                let get = |k: &str| -> Result<Option<String>, PriceError> {
-                    m.get(k)
-                        .map(|v| self.string(v, &format!("$.origin.{k}")))
-                        .transpose()
-                };
-                Origin {
-                    package: get("package")?,
-                    version: get("version")?,
-                    url: get("url")?,
-                    license: get("license")?,
-                    refreshed: get("refreshed")?,
-                }
-            }
+            Some(o) => self.origin(o)?,
         };
         let list = obj
             .get("providers")
@@ -485,6 +554,23 @@ impl Reader<'_> {
             origin,
             providers,
             next: None,
+        })
+    }
+
+    fn origin(&self, o: &Value) -> Result<Origin, PriceError> {
+        let keys = ["package", "version", "url", "license", "refreshed"];
+        let m = self.object(o, "$.origin", "the table's origin", &keys)?;
+        let get = |k: &str| -> Result<Option<String>, PriceError> {
+            m.get(k)
+                .map(|v| self.string(v, &format!("$.origin.{k}")))
+                .transpose()
+        };
+        Ok(Origin {
+            package: get("package")?,
+            version: get("version")?,
+            url: get("url")?,
+            license: get("license")?,
+            refreshed: get("refreshed")?,
         })
     }
 
@@ -508,15 +594,20 @@ impl Reader<'_> {
         let list = obj
             .get("models")
             .ok_or_else(|| self.err(&mp, "required field missing"))?;
-        let mut models = Vec::new();
-        for (i, m) in self.array(list, &mp)?.iter().enumerate() {
-            models.push(self.model(m, &format!("{mp}[{i}]"))?);
-        }
         Ok(ProviderEntry {
             id,
             fallback,
-            models,
+            models: OnceLock::from(self.models(list, &mp)?),
+            unread: None,
         })
+    }
+
+    fn models(&self, list: &Value, path: &str) -> Result<Vec<ModelEntry>, PriceError> {
+        let mut models = Vec::new();
+        for (i, m) in self.array(list, path)?.iter().enumerate() {
+            models.push(self.model(m, &format!("{path}[{i}]"))?);
+        }
+        Ok(models)
     }
 
     fn model(&self, v: &Value, path: &str) -> Result<ModelEntry, PriceError> {
@@ -605,11 +696,14 @@ impl Reader<'_> {
                 }
             }
             "regex" => {
-                let s = self.string(x, &p)?;
-                Match::Regex(
-                    Regex::new(&s)
-                        .map_err(|e| self.err(&p, format!("not a regular expression: {e}")))?,
-                )
+                let source = self.string(x, &p)?;
+                let compiled = OnceLock::new();
+                if !self.lazy {
+                    let r = Regex::new(&source)
+                        .map_err(|e| self.err(&p, format!("not a regular expression: {e}")))?;
+                    let _ = compiled.set(Some(r));
+                }
+                Match::Regex(Pattern { source, compiled })
             }
             _ => {
                 let s = self.string(x, &p)?.to_lowercase();

@@ -17,6 +17,50 @@ fn err(text: &str) -> PriceError {
     PriceTable::from_json_str(text, "my-prices.json").unwrap_err()
 }
 
+/// The built-in table is read in outline, each provider's models on its
+/// first lookup and each pattern on its first use: read whole, as a
+/// user's file is (every pattern compiled), it is valid, and both find
+/// the same entry, price and window for every model id of every provider
+/// (and for ids no rule matches).
+#[test]
+fn the_builtin_table_read_in_outline_is_the_table_read_whole() {
+    let text = parlance_prices::BUILTIN_JSON;
+    let whole = PriceTable::from_json_str(text, "prices.json").unwrap();
+    let outline = PriceTable::read_builtin();
+    assert_eq!(outline.origin(), whole.origin());
+    let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+    let usage = Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 1_000,
+        cached_tokens: 10_000,
+        cache_write_tokens: Some(100),
+        reasoning_tokens: None,
+    };
+    let mut checked = 0;
+    for p in doc["providers"].as_array().unwrap() {
+        let provider = p["id"].as_str().unwrap();
+        let ids = p["models"].as_array().unwrap().iter();
+        for model in ids
+            .map(|m| m["id"].as_str().unwrap())
+            .chain(["no-such-model-x"])
+        {
+            let (a, b) = (whole.find(provider, model), outline.find(provider, model));
+            assert_eq!(
+                a.map(|f| (f.provider, f.model, f.context_window)),
+                b.map(|f| (f.provider, f.model, f.context_window)),
+                "{provider}:{model}"
+            );
+            assert_eq!(
+                whole.cost(provider, model, &usage),
+                outline.cost(provider, model, &usage),
+                "{provider}:{model}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 1_000, "{checked}");
+}
+
 #[test]
 fn the_builtin_table_parses_and_names_its_origin() {
     let t = PriceTable::builtin();
