@@ -408,9 +408,11 @@ impl ModelBuilder {
         .map_err(|e| BuildError::Client {
             message: e.to_string(),
         })?;
+        let parsed = urls.clone().map(|u| reqwest::Url::parse(&u).ok());
         Ok(HttpModel {
             format: self.format,
             model,
+            parsed,
             urls,
             headers,
             transport,

@@ -17,6 +17,9 @@ pub struct HttpModel {
     pub(crate) model: String,
     /// Where non-streamed and streamed requests go (the model id filled in).
     pub(crate) urls: [String; 2],
+    /// The same, parsed (`None` where a URL does not parse: the request
+    /// says why when it is sent).
+    pub(crate) parsed: [Option<reqwest::Url>; 2],
     /// Every header of a request: the key (marked sensitive), the API's
     /// fixed headers, the user agent, the caller's own.
     pub(crate) headers: HeaderMap,
@@ -99,6 +102,7 @@ impl HttpModel {
         // (a third of it on average).
         body.shrink_to_fit();
         let mut http = HttpRequest::new(self.url(stream).to_string(), body);
+        http.parsed = self.parsed[usize::from(stream)].clone();
         http.headers = self.headers.clone();
         http.sign = self.signer.clone();
         Ok(http)
@@ -149,5 +153,29 @@ impl Model for HttpModel {
                 self.format.stream_decoder,
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parlance_model::ModelRequest;
+
+    /// A request carries its URL parsed once at build (and the transport
+    /// sends to it only while it reads as the request's `url`).
+    #[test]
+    fn a_request_carries_its_url_parsed_at_build() {
+        let m = crate::Provider::OPENAI
+            .model("gpt-4o-mini")
+            .base_url("http://127.0.0.1:9/v1")
+            .build()
+            .unwrap();
+        for stream in [false, true] {
+            let req = m.http_request(&ModelRequest::default(), stream).unwrap();
+            assert_eq!(req.url, "http://127.0.0.1:9/v1/chat/completions");
+            assert_eq!(
+                req.parsed.as_ref().map(|u| u.as_str()),
+                Some(req.url.as_str())
+            );
+        }
     }
 }

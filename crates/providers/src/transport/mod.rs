@@ -113,6 +113,10 @@ pub struct HttpRequest {
     pub body: Bytes,
     /// Signs each attempt (see [`Sign`]); none: sent as it is.
     pub sign: Option<Arc<dyn Sign>>,
+    /// `url` parsed once for every request of a model (parsing it per
+    /// request, its host through IDNA, was 3 % of a run's CPU); used
+    /// while it still reads as `url`.
+    pub(crate) parsed: Option<reqwest::Url>,
 }
 
 impl std::fmt::Debug for HttpRequest {
@@ -135,6 +139,7 @@ impl HttpRequest {
             headers: HeaderMap::new(),
             body: Bytes::from(body),
             sign: None,
+            parsed: None,
         }
     }
 
@@ -256,10 +261,12 @@ impl Transport {
             }
             None => req,
         };
-        let fut = self
-            .clients
-            .next()?
-            .post(&req.url)
+        let client = self.clients.next()?;
+        let post = match &req.parsed {
+            Some(url) if url.as_str() == req.url => client.post(url.clone()),
+            _ => client.post(&req.url),
+        };
+        let fut = post
             .headers(req.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(req.body.clone())
