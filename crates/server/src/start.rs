@@ -95,6 +95,10 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     raise_fd_limit();
     // Recording starts now, so that /metrics counts every run.
     metrics::handle();
+    // The HTTP clients are built once the server listens (on one CPU
+    // their build would delay it); a dead run carried on before that
+    // builds its own.
+    let client_builds = parlance_providers::transport::hold_builds();
     let state = Arc::new(AppState::new(config).await?);
     tracing::info!(
         connections = state.limits.connections,
@@ -118,6 +122,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let sweeper = tokio::spawn(sweep_forever(state.store.clone()));
     // Scripts and tests read this line to find the port.
     println!("parlance: listening on http://{addr}");
+    drop(client_builds);
     // The peer's address: login attempts are limited per address.
     let app = router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
     // At most so many connections open: the rest wait to be accepted.

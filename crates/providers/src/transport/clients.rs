@@ -55,10 +55,9 @@ impl SharedClient {
                 let built: Built = Arc::default();
                 shared.push(((connect, idle), Arc::clone(&built)));
                 let cell = Arc::clone(&built);
-                // No thread to be had: the first request builds it.
-                let _ = std::thread::Builder::new()
-                    .name("parlance-http-client".into())
-                    .spawn(move || cell.get_or_init(|| build(connect, idle)).is_ok());
+                start_build(Box::new(move || {
+                    let _ = cell.get_or_init(|| build(connect, idle));
+                }));
                 built
             }
         };
@@ -77,6 +76,58 @@ impl SharedClient {
             .get_or_init(|| build(self.connect, self.idle))
             .as_ref()
             .map_err(Clone::clone)
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The holds in force, and the builds they hold back.
+static HOLDS: Mutex<(usize, Vec<Job>)> = Mutex::new((0, Vec::new()));
+
+/// Runs a client's build on a thread of its own, now or when the last
+/// [`BuildHold`] ends.
+fn start_build(job: Job) {
+    let mut holds = HOLDS.lock().unwrap_or_else(|p| p.into_inner());
+    if holds.0 > 0 {
+        holds.1.push(job);
+        return;
+    }
+    drop(holds);
+    spawn_build(job);
+}
+
+fn spawn_build(job: Job) {
+    // No thread to be had: the first request builds it.
+    let _ = std::thread::Builder::new()
+        .name("parlance-http-client".into())
+        .spawn(job);
+}
+
+/// Holds back the background builds of the shared clients made while it
+/// lives; they start when the last hold ends. A server holds them while
+/// it starts: on one CPU the build (the system's root certificates read,
+/// about 4 ms) otherwise runs before the listener is up. A request made
+/// meanwhile is not held: it builds its client itself.
+#[must_use = "the builds start again when the hold is dropped"]
+pub struct BuildHold(());
+
+/// Holds back the shared clients' background builds (see [`BuildHold`]).
+pub fn hold_builds() -> BuildHold {
+    HOLDS.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
+    BuildHold(())
+}
+
+impl Drop for BuildHold {
+    fn drop(&mut self) {
+        let jobs = {
+            let mut holds = HOLDS.lock().unwrap_or_else(|p| p.into_inner());
+            holds.0 -= 1;
+            if holds.0 > 0 {
+                return;
+            }
+            std::mem::take(&mut holds.1)
+        };
+        jobs.into_iter().for_each(spawn_build);
     }
 }
 
@@ -114,6 +165,41 @@ impl Clients {
                 };
                 Ok(&list[i])
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn held() -> usize {
+        HOLDS.lock().unwrap().1.len()
+    }
+
+    /// A client made under a hold is built when the hold ends, not
+    /// before; asked for meanwhile, it is built by the one asking.
+    #[test]
+    fn a_held_build_starts_when_the_hold_ends() {
+        let config = |ms| HttpConfig {
+            // Timeouts of this test's own: clients of their own.
+            connect_timeout: Duration::from_millis(ms),
+            ..HttpConfig::default()
+        };
+        let hold = hold_builds();
+        let waiting = SharedClient::new(&config(7_771));
+        let asked = SharedClient::new(&config(7_772));
+        assert!(held() >= 2);
+        assert!(waiting.built.get().is_none());
+        assert!(asked.get().is_ok());
+        drop(hold);
+        assert_eq!(held(), 0);
+        let t0 = Instant::now();
+        while waiting.built.get().is_none() {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never built");
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }

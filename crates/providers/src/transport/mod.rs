@@ -20,7 +20,7 @@ use futures::{FutureExt, StreamExt};
 use parlance_model::{EventStream, ModelError, StreamEvent};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-pub use clients::SharedClient;
+pub use clients::{BuildHold, SharedClient, hold_builds};
 pub use ndjson::parse_ndjson;
 pub(crate) use retry::wait_from_secs;
 pub use retry::{RetryPolicy, retry_after_from_headers, should_retry_from_headers};
