@@ -454,6 +454,29 @@ enum Exec {
 /// Valid against the schema, refused by the tool's own check (here: the
 /// Rust argument type's deserializer; a binding's check reports the same
 /// failure from inside the call).
+/// Starts a tool's future and awaits it within `timeout`, a panic in
+/// either step the call's failure: its output, `None` when the time ran
+/// out (the call's token cancelled), or what the call ends as.
+async fn guarded<F: std::future::Future>(
+    start: impl FnOnce() -> Result<F, Vec<ArgumentProblem>>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Option<F::Output>, Exec> {
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+        Ok(Ok(fut)) => fut,
+        Ok(Err(problems)) => return Err(refused(problems)),
+        Err(payload) => return Err(Exec::Done(Err(panic_failure(payload)))),
+    };
+    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        Ok(Ok(output)) => Ok(Some(output)),
+        Ok(Err(payload)) => Err(Exec::Done(Err(panic_failure(payload)))),
+        Err(_) => {
+            cancel.cancel();
+            Ok(None)
+        }
+    }
+}
+
 fn refused(problems: Vec<ArgumentProblem>) -> Exec {
     Exec::Done(Err(ToolFailure::InvalidArguments(problems)))
 }
@@ -471,42 +494,22 @@ async fn execute(
 ) -> Exec {
     let cancel = ctx.cancel.clone();
     match &tool.handler {
-        Handler::Async(f) => {
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args, ctx))) {
-                Ok(Ok(fut)) => fut,
-                Ok(Err(problems)) => return refused(problems),
-                Err(payload) => return Exec::Done(Err(panic_failure(payload))),
-            };
-            // On timeout the future is dropped: the call is cancelled
-            // (unless the tool said its work runs elsewhere).
-            match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
-                Ok(Ok(outcome)) => Exec::Done(outcome),
-                Ok(Err(payload)) => Exec::Done(Err(panic_failure(payload))),
-                Err(_) => {
-                    cancel.cancel();
-                    Exec::TimedOut {
-                        stopped: tool.stops_at_timeout(),
-                    }
-                }
-            }
-        }
-        Handler::Delegate(f) => {
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args, ctx))) {
-                Ok(Ok(fut)) => fut,
-                Ok(Err(problems)) => return refused(problems),
-                Err(payload) => return Exec::Done(Err(panic_failure(payload))),
-            };
-            // On timeout the sub-agent's run is dropped: stopped, its own
-            // calls cancelled.
-            match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
-                Ok(Ok(d)) => Exec::Delegated(d),
-                Ok(Err(payload)) => Exec::Done(Err(panic_failure(payload))),
-                Err(_) => {
-                    cancel.cancel();
-                    Exec::TimedOut { stopped: true }
-                }
-            }
-        }
+        // On timeout the future is dropped: the call is cancelled (unless
+        // the tool said its work runs elsewhere).
+        Handler::Async(f) => match guarded(|| f(args, ctx), timeout, &cancel).await {
+            Ok(Some(outcome)) => Exec::Done(outcome),
+            Ok(None) => Exec::TimedOut {
+                stopped: tool.stops_at_timeout(),
+            },
+            Err(exec) => exec,
+        },
+        // On timeout the sub-agent's run is dropped: stopped, its own
+        // calls cancelled.
+        Handler::Delegate(f) => match guarded(|| f(args, ctx), timeout, &cancel).await {
+            Ok(Some(d)) => Exec::Delegated(d),
+            Ok(None) => Exec::TimedOut { stopped: true },
+            Err(exec) => exec,
+        },
         Handler::Blocking(f) => {
             let job = match std::panic::catch_unwind(AssertUnwindSafe(|| f(args))) {
                 Ok(Ok(job)) => job,

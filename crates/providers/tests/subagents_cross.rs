@@ -25,6 +25,21 @@ fn build(provider: Provider, model: &str, base_url: String) -> HttpModel {
         .unwrap()
 }
 
+/// A Chat Completions server that answers `text` once, with that usage.
+async fn openai_answering(text: &str, prompt: u64, completion: u64) -> ReplayServer {
+    ReplayServer::start(vec![Reply::json(
+        200,
+        &json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text, "refusal": null}}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                "total_tokens": prompt + completion}
+        }),
+    )])
+    .await
+}
+
 #[tokio::test]
 async fn a_thinking_anthropic_parent_and_an_openai_child_each_get_valid_requests() {
     let anthropic = ReplayServer::start(vec![
@@ -51,16 +66,7 @@ async fn a_thinking_anthropic_parent_and_an_openai_child_each_get_valid_requests
         ),
     ])
     .await;
-    let openai = ReplayServer::start(vec![Reply::json(
-        200,
-        &json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "It shipped on May 2.", "refusal": null}}],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}
-        }),
-    )])
-    .await;
+    let openai = openai_answering("It shipped on May 2.", 12, 6).await;
     let child = Agent::builder(build(
         Provider::OPENAI,
         "gpt-test",
@@ -141,16 +147,7 @@ async fn a_thinking_anthropic_agent_hands_over_to_an_openai_one() {
         }),
     )])
     .await;
-    let openai = ReplayServer::start(vec![Reply::json(
-        200,
-        &json!({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "Billing here: refunded.", "refusal": null}}],
-            "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}
-        }),
-    )])
-    .await;
+    let openai = openai_answering("Billing here: refunded.", 30, 5).await;
     let billing = Agent::builder(build(
         Provider::OPENAI,
         "gpt-test",
