@@ -167,6 +167,11 @@ enum Command {
         /// Print the OpenAPI document and exit.
         #[arg(long)]
         openapi: bool,
+        /// Who carries the runs: `builtin` (this server), or `temporal`
+        /// (Temporal's workers, at `[temporal] address`); overrides the
+        /// configuration's `executor`.
+        #[arg(long, value_name = "builtin|temporal")]
+        executor: Option<String>,
     },
     /// Serve the configured agents to MCP hosts over stdio.
     ///
@@ -258,7 +263,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
         }),
         Command::Schema { name, out } => schema(&name, out.as_deref()),
-        Command::Serve { config, openapi } => {
+        Command::Serve {
+            config,
+            openapi,
+            executor,
+        } => {
             if openapi {
                 println!(
                     "{}",
@@ -266,7 +275,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let config = load_config(config.as_deref())?;
+            let mut config = load_config(config.as_deref())?;
+            if let Some(e) = executor {
+                config.executor = e.parse().map_err(|e| format!("--executor: {e}"))?;
+            }
             runtime()?
                 .block_on(parlance_server::serve(config))
                 .map_err(|e| e.to_string())?;

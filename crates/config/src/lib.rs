@@ -159,6 +159,59 @@ pub struct Config {
     /// MCP servers (`[[mcp]]`), whose tools agents name with `mcp = [...]`.
     #[serde(default)]
     pub mcp: Vec<parlance_mcp::McpConfig>,
+    /// Who carries the runs: the server itself (`builtin`, the default),
+    /// or Temporal (`temporal`, see `[temporal]`); `parlance serve
+    /// --executor` overrides it.
+    #[serde(default)]
+    pub executor: Executor,
+    /// Where Temporal is, for `executor = "temporal"`.
+    #[serde(default)]
+    pub temporal: TemporalConfig,
+}
+
+/// Who carries the runs of `parlance serve`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Executor {
+    /// The server, on the store alone: its own runs, and those of dead
+    /// servers of the store (`resume = "auto"`).
+    #[default]
+    Builtin,
+    /// Temporal: a thread is a workflow, a run's segments activities of
+    /// the workers of `[temporal] task_queue` (docs/temporal.md).
+    Temporal,
+}
+
+impl std::str::FromStr for Executor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Executor, String> {
+        match s {
+            "builtin" => Ok(Executor::Builtin),
+            "temporal" => Ok(Executor::Temporal),
+            other => Err(format!(
+                "unknown executor {other:?}: expected \"builtin\" or \"temporal\""
+            )),
+        }
+    }
+}
+
+/// Temporal, the run executor past one database primary (`[temporal]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemporalConfig {
+    /// The frontend's `host:port` (default `127.0.0.1:7233`).
+    pub address: Option<String>,
+    /// The namespace (default `default`).
+    pub namespace: Option<String>,
+    /// The task queue of Parlance's workflows and activities (default
+    /// `parlance`); every worker of it must have the same agents.
+    pub task_queue: Option<String>,
+    /// How long an activity goes without a heartbeat before Temporal
+    /// gives its run to another worker, in milliseconds (default 10,000).
+    pub heartbeat_ms: Option<u64>,
+    /// Whether this server runs a worker too (default true); `false` for
+    /// servers that only take requests.
+    pub worker: Option<bool>,
 }
 
 /// Limits of the inbox's sessions (`[sessions]`).

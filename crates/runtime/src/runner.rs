@@ -205,6 +205,27 @@ pub struct RunHandle {
 }
 
 impl RunHandle {
+    /// A run another executor carries (a Temporal worker): its events and
+    /// its outcome as that executor reports them, each in a task of its
+    /// own, so the handle behaves as one of this crate's (dropping it
+    /// stops neither).
+    pub fn from_parts(
+        run_id: String,
+        thread_id: String,
+        events: impl Stream<Item = RunEvent> + Send + 'static,
+        outcome: impl Future<Output = Result<Response, ResumeError>> + Send + 'static,
+    ) -> RunHandle {
+        let (tx, rx) = mpsc::unbounded();
+        tokio::spawn(events.map(Ok).forward(tx));
+        RunHandle {
+            run_id,
+            thread_id,
+            log_start: None,
+            events: rx,
+            outcome: tokio::spawn(outcome),
+        }
+    }
+
     /// Waits for the run's end; its outcome is stored by then.
     pub async fn outcome(self) -> Result<Response, ResumeError> {
         self.outcome.await.unwrap_or_else(|e| {
@@ -245,6 +266,8 @@ pub struct ThreadRunner {
     /// The agents of runs by name: a sub-agent's run decided apart from
     /// its parent then carries its parent on (see [`ThreadRunner::with_agents`]).
     agents: Option<AgentsByName>,
+    /// The id of the next run it claims, when the caller chose it.
+    run_id: Option<String>,
 }
 
 /// Finds an agent by name (a run's `settings.name`), as a server knows
@@ -279,7 +302,18 @@ impl ThreadRunner {
             store,
             agent,
             agents: None,
+            run_id: None,
         }
+    }
+
+    /// The new run it starts ([`ThreadRunner::start`],
+    /// [`ThreadRunner::start_retry`]) gets the id `run_id` instead of a new
+    /// one; a run of that id existing already is refused (a conflict), so
+    /// an executor that names its run before starting it (a Temporal
+    /// workflow retrying its first step) never starts it twice.
+    pub fn with_run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
     }
 
     /// With the agents of runs by name: a sub-agent's run (an agent used
@@ -329,6 +363,7 @@ impl ThreadRunner {
             thread.to_string(),
         );
         let agent = self.agent.clone();
+        let run_id = self.run_id.clone();
         let claim = async move {
             // Screened before it is stored: what an input guardrail
             // redacts never reaches the store.
@@ -342,7 +377,9 @@ impl ThreadRunner {
                 Some(Ok(s)) => s.input(),
                 _ => &input,
             };
-            let claim = store.claim_thread(&thread, &settings, stored, true).await?;
+            let claim = store
+                .claim_thread_as(run_id.as_deref(), &thread, &settings, stored, true)
+                .await?;
             let work = Work::Run {
                 history: claim.history,
                 input,
@@ -383,10 +420,13 @@ impl ThreadRunner {
             self.agent.settings(),
             thread.to_string(),
         );
+        let run_id = self.run_id.clone();
         self.spawn(
             async move {
                 check_retry(&store, &thread).await?;
-                let claim = store.claim_thread(&thread, &settings, &[], true).await?;
+                let claim = store
+                    .claim_thread_as(run_id.as_deref(), &thread, &settings, &[], true)
+                    .await?;
                 Ok((claim.run, Work::Retry(claim.history)))
             },
             stream,

@@ -38,6 +38,7 @@ pub mod body;
 /// The application configuration (the `parlance-config` crate).
 pub use parlance_config as config;
 pub mod error;
+pub mod executor;
 pub mod guard;
 pub mod identity;
 pub mod live;

@@ -43,6 +43,10 @@ pub enum StartError {
     /// Serving failed.
     #[error("serving: {0}")]
     Serve(#[source] std::io::Error),
+    /// `executor = "temporal"`: Temporal could not be reached, or the
+    /// worker could not start.
+    #[error("executor = \"temporal\": {0}")]
+    Temporal(#[from] parlance_temporal::TemporalError),
 }
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -107,11 +111,38 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     );
     // The runs this server's previous incarnation left: carried on at
     // once (before anything of this start is claimed under its identity).
-    match state.resumer.resume_dead(true).await {
-        Ok(done) => report_resumed(&done),
-        Err(e) => tracing::warn!(error = %e, "looking for this server's dead runs failed"),
-    }
-    let resumer = state.resumer.clone().spawn(report_resumed);
+    // On Temporal, its workers carry dead runs on (their activities are
+    // retried): this server's resumer stays out of their way.
+    let resumer = match &state.temporal {
+        None => {
+            match state.resumer.resume_dead(true).await {
+                Ok(done) => report_resumed(&done),
+                Err(e) => tracing::warn!(error = %e, "looking for this server's dead runs failed"),
+            }
+            Some(state.resumer.clone().spawn(report_resumed))
+        }
+        Some(_) => None,
+    };
+    let worker = match (&state.temporal, state.config.temporal.worker) {
+        (Some(t), None | Some(true)) => {
+            let max_attempts = state
+                .config
+                .store
+                .resume_attempts
+                .unwrap_or(parlance_runtime::DEFAULT_MAX_ATTEMPTS);
+            let w = t.worker(Arc::clone(&state.by_name), max_attempts)?;
+            tracing::info!(
+                task_queue = %t.settings().task_queue,
+                "runs are carried by Temporal, with a worker in this server"
+            );
+            Some(w)
+        }
+        (Some(t), Some(false)) => {
+            tracing::info!(task_queue = %t.settings().task_queue, "runs are carried by Temporal's workers (none in this server)");
+            None
+        }
+        (None, _) => None,
+    };
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|source| StartError::Listen {
@@ -136,7 +167,13 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .await
         .map_err(StartError::Serve);
     sweeper.abort();
-    resumer.abort();
+    if let Some(r) = resumer {
+        r.abort();
+    }
+    if let Some(w) = worker {
+        // Its tasks in hand finish first (a run's step commits).
+        let _ = tokio::task::spawn_blocking(move || w.stop()).await;
+    }
     state.shutdown().await;
     served
 }

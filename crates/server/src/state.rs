@@ -54,6 +54,8 @@ pub struct AppState {
     pub admission: Arc<crate::admission::Admission>,
     /// The runs this server streams, for clients that reconnect.
     pub live: Arc<crate::live::LiveRuns>,
+    /// Temporal, when it carries the runs (`executor = "temporal"`).
+    pub temporal: Option<parlance_temporal::Temporal>,
 }
 
 /// Shared state for the handlers.
@@ -68,9 +70,23 @@ impl FromRef<Shared> for Tokens {
 impl AppState {
     /// A runner of `agent` on the store, which knows the configured agents
     /// by name (a sub-agent's run decided apart then carries its parent on).
-    pub fn runner(&self, agent: Agent) -> parlance_runtime::ThreadRunner {
-        parlance_runtime::ThreadRunner::new(self.store.clone(), agent)
-            .with_agents(Arc::clone(&self.by_name))
+    pub fn runner(&self, agent: Agent) -> crate::executor::Runner {
+        // On Temporal, a configured agent is run by name by the workers; an
+        // agent given in a request, even one named as a configured one, is not.
+        let configured = match &self.temporal {
+            Some(_) => agent
+                .name()
+                .filter(|n| {
+                    self.agents
+                        .get(*n)
+                        .is_some_and(|a| a.settings() == agent.settings())
+                })
+                .map(str::to_string),
+            None => None,
+        };
+        let local = parlance_runtime::ThreadRunner::new(self.store.clone(), agent)
+            .with_agents(Arc::clone(&self.by_name));
+        crate::executor::Runner::new(local, self.temporal.clone(), configured)
     }
 
     /// Stops the MCP servers (their processes, their sessions).
@@ -182,6 +198,14 @@ impl AppState {
             let agents = agents.clone();
             Arc::new(move |name: &str| agents.get(name).cloned())
         };
+        let temporal = match config.executor {
+            crate::config::Executor::Builtin => None,
+            crate::config::Executor::Temporal => Some(
+                parlance_temporal::Temporal::connect(temporal_settings(&config), store.clone())
+                    .await
+                    .map_err(StartError::Temporal)?,
+            ),
+        };
         Ok(AppState {
             tokens: Tokens::new(&config.auth),
             config,
@@ -199,6 +223,21 @@ impl AppState {
             limits,
             admission: Arc::new(crate::admission::Admission::new(limits.runs, config_queue)),
             live: Default::default(),
+            temporal,
         })
+    }
+}
+
+/// `[temporal]` with its defaults.
+fn temporal_settings(config: &Config) -> parlance_temporal::Settings {
+    let t = &config.temporal;
+    let d = parlance_temporal::Settings::default();
+    parlance_temporal::Settings {
+        address: t.address.clone().unwrap_or(d.address),
+        namespace: t.namespace.clone().unwrap_or(d.namespace),
+        task_queue: t.task_queue.clone().unwrap_or(d.task_queue),
+        heartbeat: t
+            .heartbeat_ms
+            .map_or(d.heartbeat, |ms| Duration::from_millis(ms.max(100))),
     }
 }

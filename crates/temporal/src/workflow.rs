@@ -1,0 +1,239 @@
+//! The workflow of a thread: its run carried from rest to rest by
+//! activities, paused runs decided by an Update.
+//!
+//! ```text
+//! start ─► advance ─► completed / failed ─► workflow ends
+//!             │
+//!             ▼
+//!      requires_approval ─► Update `decide` (validated) ─► advance ─► ...
+//! ```
+//!
+//! Workflow code must replay the same way from its history: it holds no
+//! clock, no I/O and no agent, only what the activities returned.
+
+use std::time::Duration;
+
+use parlance_format::{Decision, Message, Response, RunStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use temporalio_common::RetryPolicy;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{ActivityOptions, WorkflowContext, WorkflowContextView, WorkflowResult};
+
+use crate::steps::Steps;
+
+/// What the workflow of a run starts with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Begin {
+    /// The agent's name in the worker's configuration.
+    pub agent: String,
+    /// The thread (the workflow's id).
+    pub thread_id: String,
+    /// The run's id, chosen before it starts.
+    pub run_id: String,
+    /// A new run, or a retry of the thread's failed run.
+    pub work: Work,
+    /// The worker's task queue (where the validator finds the agent).
+    pub queue: String,
+    /// An activity that does not heartbeat for this long is retried
+    /// (its worker died): milliseconds.
+    pub heartbeat_ms: u64,
+}
+
+/// How a run starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Work {
+    /// A new run with this input.
+    Run(Vec<Message>),
+    /// A retry of the thread's failed run.
+    Retry,
+}
+
+/// One activity's task: carry the run to its next rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Advance {
+    /// The agent's name.
+    pub agent: String,
+    /// The thread.
+    pub thread_id: String,
+    /// The run.
+    pub run_id: String,
+    /// How it starts, if it has not yet.
+    pub work: Work,
+    /// Decisions to apply, and the message of requests they decide (a
+    /// retried activity that finds the run paused again, on other
+    /// requests, knows they were applied).
+    pub decisions: Option<(Value, Message)>,
+}
+
+/// Where a run rests: its end, or a pause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rest {
+    /// The run.
+    pub run_id: String,
+    /// `completed`, `failed` or `requires_approval`.
+    pub status: String,
+    /// For a pause: the run's last two messages (the answer with the
+    /// calls, the tool message with the requests), which the Update
+    /// validator checks decisions against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<Message>,
+}
+
+impl Rest {
+    /// Whether the run waits for decisions.
+    pub fn paused(&self) -> bool {
+        self.status == "requires_approval"
+    }
+}
+
+/// A thread's workflow (see the module's doc).
+#[workflow]
+#[derive(Default)]
+pub struct ThreadWorkflow {
+    begin: Option<Begin>,
+    /// Where the run rests since the last activity.
+    rest: Option<Rest>,
+    /// Decisions accepted by the Update, not yet applied.
+    decisions: Option<Value>,
+    /// Activities completed.
+    advances: u32,
+    /// Updates that took decisions, and those that answered: the workflow
+    /// ends only once every Update has its answer.
+    decided: u32,
+    answered: u32,
+}
+
+/// What the validator's refusals begin with (the executor tells them from
+/// Temporal's own failures by it).
+pub(crate) const REFUSED: &str = "decision refused: ";
+
+#[workflow_methods]
+impl ThreadWorkflow {
+    /// Carries the run from rest to rest until it ends.
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>, begin: Begin) -> WorkflowResult<Rest> {
+        ctx.state_mut(|s| s.begin = Some(begin.clone()));
+        let options = activity_options(begin.heartbeat_ms);
+        let mut task = Advance {
+            agent: begin.agent.clone(),
+            thread_id: begin.thread_id.clone(),
+            run_id: begin.run_id.clone(),
+            work: begin.work.clone(),
+            decisions: None,
+        };
+        loop {
+            let rest = ctx
+                .execute_activity(Steps::advance, task.clone(), options.clone())
+                .await?;
+            ctx.state_mut(|s| {
+                s.rest = Some(rest.clone());
+                s.advances += 1;
+            });
+            if !rest.paused() {
+                ctx.wait_condition(|s| s.answered == s.decided).await?;
+                return Ok(rest);
+            }
+            ctx.wait_condition(|s| s.decisions.is_some()).await?;
+            let decisions = ctx.state_mut(|s| s.decisions.take()).unwrap_or_default();
+            let against = rest.waiting.last().cloned().unwrap_or_else(|| {
+                // A pause always has its requests; an empty one decides nothing.
+                Message::new(parlance_format::Role::Tool, Vec::new())
+            });
+            task.decisions = Some((decisions, against));
+        }
+    }
+
+    /// Refuses decisions the engine would refuse — before they reach the
+    /// history: no pause, a decision twice, an unknown call, a digest that
+    /// does not match the request (forged, or signed by another key),
+    /// edited arguments that do not fit the tool.
+    #[update_validator(decide)]
+    fn check_decisions(
+        &self,
+        _ctx: &WorkflowContextView,
+        decisions: &Value,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let (Some(begin), Some(rest)) = (&self.begin, &self.rest) else {
+            return Err("the run is not waiting for decisions".into());
+        };
+        if !rest.paused() || self.decisions.is_some() {
+            return Err(format!("run {} is not waiting for decisions", rest.run_id).into());
+        }
+        let agent = crate::registry::agent(&begin.queue, &begin.agent).ok_or_else(|| {
+            format!(
+                "agent {:?} is not configured on this worker: its decisions cannot be checked",
+                begin.agent
+            )
+        })?;
+        let decisions = parse_decisions(decisions).map_err(|e| format!("{REFUSED}{e}"))?;
+        let paused = Response {
+            id: Some(rest.run_id.clone()),
+            thread_id: Some(begin.thread_id.clone()),
+            status: RunStatus::RequiresApproval,
+            messages: rest.waiting.clone(),
+            output: Value::Null,
+            usage: Default::default(),
+            cost: None,
+            finish_reason: None,
+            pending: Vec::new(),
+            error: None,
+        };
+        agent
+            .validate_decisions(&paused, &decisions)
+            .map_err(|e| format!("{REFUSED}{e}").into())
+    }
+
+    /// Takes decisions on the paused run (checked by the validator above)
+    /// and answers once the run rests again: its end, or its next pause.
+    #[update]
+    pub async fn decide(ctx: &mut WorkflowContext<Self>, decisions: Value) -> Rest {
+        let before = ctx.state_mut(|s| {
+            s.decisions = Some(decisions);
+            s.decided += 1;
+            s.advances
+        });
+        // A workflow cancelled meanwhile answers with the rest it had.
+        let _ = ctx.wait_condition(|s| s.advances > before).await;
+        ctx.state_mut(|s| {
+            s.answered += 1;
+            s.rest.clone()
+        })
+        .unwrap_or_else(|| Rest {
+            run_id: String::new(),
+            status: "failed".into(),
+            waiting: Vec::new(),
+        })
+    }
+}
+
+/// Decisions from their JSON, each read by the format's reader (an error
+/// names the decision and the field).
+pub(crate) fn parse_decisions(
+    decisions: &Value,
+) -> Result<Vec<Decision>, Box<dyn std::error::Error + Send + Sync>> {
+    let list = decisions
+        .as_array()
+        .ok_or("decisions: expected an array of decisions")?;
+    list.iter()
+        .enumerate()
+        .map(|(i, d)| Decision::from_value(d).map_err(|e| format!("decisions[{i}]: {e}").into()))
+        .collect()
+}
+
+/// An advance lives as long as its run's segment, however long its model
+/// and tools take; a worker that dies is noticed by the heartbeat. The
+/// store gives up on a step that keeps killing its process (a poison
+/// step), so the retries end.
+fn activity_options(heartbeat_ms: u64) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(24 * 3600))
+        .heartbeat_timeout(Duration::from_millis(heartbeat_ms.max(100)))
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_millis(200))
+                .maximum_interval(Duration::from_secs(5))
+                .build(),
+        )
+        .build()
+}
