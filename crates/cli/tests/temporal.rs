@@ -388,3 +388,122 @@ async fn a_worker_killed_during_a_tool_step_the_call_runs_again_with_its_key() {
         assert_eq!(c.header("idempotency-key"), Some(key.as_str()));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_runs_on_temporal_send_each_message_then_the_end() {
+    let dir = temp_dir();
+    let Some(temporal) = temporal_dev(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat(text("A-17 has shipped.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![Reply::json(200, &json!({"status": "shipped"}))]).await;
+    let cfg = temporal_config(&dir, &provider.url, &tool.url, &temporal.address);
+    let server = start(std::path::Path::new(&cfg));
+    let thread = new_thread(&server.url).await;
+    let events = post_stream(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread, "stream": true}),
+        None,
+    )
+    .await;
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    // The input, the call, the result, the answer: each once, in order,
+    // read from the store the worker writes; then the end.
+    let messages: Vec<&Value> = events
+        .iter()
+        .filter(|(e, _)| e == "message")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(messages.len(), 4, "{names:?}");
+    assert_eq!(names.last(), Some(&"run_completed"), "{names:?}");
+    let (_, end) = events.last().unwrap();
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["output"], "A-17 has shipped.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_given_in_the_request_is_refused_on_temporal_and_a_run_paused_before_the_switch_resumes()
+ {
+    let dir = temp_dir();
+    let Some(temporal) = temporal_dev(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "refund", json!({"amount": 40}))),
+        chat(text("Refunded.")),
+    ])
+    .await;
+    // Paused on the built-in executor...
+    let builtin = config(&dir, &provider.url, "http://127.0.0.1:9", "");
+    let server = start(&builtin);
+    let thread = new_thread(&server.url).await;
+    let (status, paused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Refund 40", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["status"], "requires_approval", "{paused}");
+    drop(server);
+
+    // ... decided once the server runs on Temporal: no workflow waits for
+    // it, the server resumes it itself.
+    let cfg = temporal_config(&dir, &provider.url, "http://127.0.0.1:9", &temporal.address);
+    let server = start(std::path::Path::new(&cfg));
+    let pending = &paused["pending"][0];
+    let (status, done) = post(
+        &server.url,
+        &format!("/v1/runs/{}/decisions", paused["id"].as_str().unwrap()),
+        &json!({"decisions": [{"tool_call_id": pending["tool_call_id"], "digest": pending["digest"],
+            "decision": "answered", "content": [{"type": "text", "text": "refund #991 issued"}]}]}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "completed", "{done}");
+
+    let (status, refused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": {"model": "mock:gpt-test"}, "input": "hi", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("agent: an agent given in the request"),
+        "{refused}"
+    );
+    assert!(message.contains("Temporal"), "{refused}");
+}
+
+#[test]
+fn a_temporal_that_cannot_be_reached_stops_the_server_naming_its_address() {
+    let dir = temp_dir();
+    let cfg = temporal_config(
+        &dir,
+        "http://127.0.0.1:9",
+        "http://127.0.0.1:9",
+        "127.0.0.1:9",
+    );
+    let (code, _, stderr) = common::run::parlance(&["serve", "--config", &cfg], "");
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("executor = \"temporal\""), "{stderr}");
+    assert!(stderr.contains("127.0.0.1:9"), "{stderr}");
+
+    let (code, _, stderr) =
+        common::run::parlance(&["serve", "--config", &cfg, "--executor", "temporl"], "");
+    assert_ne!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("--executor: unknown executor \"temporl\""),
+        "{stderr}"
+    );
+}

@@ -88,8 +88,10 @@ impl Runner {
         stream: bool,
     ) -> Result<RunHandle, StoreError> {
         match &self.temporal {
-            None => self.local.start_resume(run_id, decisions, stream).await,
-            Some(t) => t.resume(run_id, decisions, stream).await,
+            Some(t) if t.carries(run_id).await? => t.resume(run_id, decisions, stream).await,
+            // Paused before the server moved to Temporal: no workflow
+            // waits for it, this server resumes it.
+            _ => self.local.start_resume(run_id, decisions, stream).await,
         }
     }
 }

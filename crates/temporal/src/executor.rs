@@ -197,6 +197,29 @@ impl Temporal {
         ))
     }
 
+    /// Whether the paused run `run_id` waits in a workflow: `false` for a
+    /// run paused before the server moved to Temporal (its thread has no
+    /// running workflow), which the built-in executor resumes. A
+    /// sub-agent's run is refused: its decisions would carry its parent on
+    /// outside the parent's workflow.
+    pub async fn carries(&self, run_id: &str) -> Result<bool, StoreError> {
+        let record = self.store.run(run_id).await?;
+        let thread = self.store.thread(&record.thread_id).await?;
+        if thread.parent_run_id.is_some() {
+            return Err(sub_agent_refused(run_id));
+        }
+        let described = self
+            .client
+            .get_workflow_handle::<ThreadWorkflow>(record.thread_id)
+            .describe(Default::default())
+            .await;
+        match described {
+            Ok(d) => Ok(d.status() == temporalio_client::WorkflowExecutionStatus::Running),
+            Err(temporalio_client::errors::WorkflowInteractionError::NotFound(_)) => Ok(false),
+            Err(e) => Err(StoreError::Database(format!("temporal: {e}"))),
+        }
+    }
+
     /// Decides the paused run `run_id` by the Update of its thread's
     /// workflow; the validator refuses what the engine refuses (the
     /// handle's outcome is then [`ResumeError::Decision`], and the run
@@ -214,14 +237,19 @@ impl Temporal {
                 record.status
             )));
         }
+        // Calls a sub-agent waits on are listed with their own run: not
+        // decided through a workflow (see `carries`).
+        let paused = parlance_runtime::children::stored_response(&self.store, &record).await?;
+        if decisions.iter().any(|d| {
+            paused
+                .pending
+                .iter()
+                .any(|p| p.tool_call_id == d.tool_call_id && p.run_id.is_some())
+        }) {
+            return Err(sub_agent_refused(run_id));
+        }
         let before: Vec<Message> = match stream {
-            true => self
-                .store
-                .run_turn(&record)
-                .await?
-                .into_iter()
-                .map(|m| m.message)
-                .collect(),
+            true => paused.messages,
             false => Vec::new(),
         };
         let handle = self
@@ -400,6 +428,12 @@ fn watch(
             }
         }
     })
+}
+
+fn sub_agent_refused(run_id: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "run {run_id}: a sub-agent's calls cannot be decided on the Temporal executor yet (docs/temporal.md): run agents that call agents on the built-in executor"
+    ))
 }
 
 /// A workflow that failed before its run rested: the activity's reason.
