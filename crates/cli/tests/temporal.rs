@@ -15,82 +15,12 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::replay::{ReplayServer, Reply};
 use common::*;
+use parlance_testkit::temporal::DevServer;
 use serde_json::{Value, json};
-
-/// A Temporal dev server on free ports, its state in `dir`.
-struct TemporalDev {
-    child: Child,
-    address: String,
-}
-
-impl Drop for TemporalDev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The dev server, or `None` (the test skipped) when no `temporal` CLI is
-/// given and none is required.
-async fn temporal_dev(dir: &std::path::Path) -> Option<TemporalDev> {
-    let cli = match std::env::var("PARLANCE_TEMPORAL_CLI") {
-        Ok(c) if !c.is_empty() => c,
-        _ => {
-            assert!(
-                std::env::var_os("PARLANCE_REQUIRE_TEMPORAL").is_none(),
-                "PARLANCE_REQUIRE_TEMPORAL is set but PARLANCE_TEMPORAL_CLI is not (scripts/temporal-cli installs it)"
-            );
-            eprintln!("skipped: no Temporal CLI (set PARLANCE_TEMPORAL_CLI; scripts/temporal-cli)");
-            return None;
-        }
-    };
-    let (port, http) = (free_port(), free_port());
-    let child = Command::new(&cli)
-        .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
-        .args([
-            "--port",
-            &port.to_string(),
-            "--http-port",
-            &http.to_string(),
-        ])
-        .args(["--metrics-port", &free_port().to_string()])
-        .args(["--db-filename", dir.join("temporal.db").to_str().unwrap()])
-        .args(["--log-level", "error"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the temporal CLI starts");
-    let address = format!("127.0.0.1:{port}");
-    let dev = TemporalDev { child, address };
-    let start = Instant::now();
-    loop {
-        let health = Command::new(&cli)
-            .args(["operator", "cluster", "health", "--address", &dev.address])
-            .output()
-            .unwrap();
-        if String::from_utf8_lossy(&health.stdout).contains("SERVING") {
-            return Some(dev);
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the Temporal dev server did not serve within a minute"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// The configuration of the tests: the support agent on Temporal, a
 /// heartbeat of a second (a killed worker's run is retried that soon).
@@ -147,17 +77,6 @@ async fn received(mock: &ReplayServer, n: usize) {
     );
 }
 
-/// The workflow's history, as the `temporal` CLI prints it (JSON).
-fn workflow_history(temporal: &TemporalDev, workflow: &str) -> String {
-    let cli = std::env::var("PARLANCE_TEMPORAL_CLI").unwrap();
-    let out = Command::new(cli)
-        .args(["workflow", "show", "--workflow-id", workflow])
-        .args(["--address", &temporal.address, "--output", "json"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn kill(mut server: Server) {
     server.child.kill().unwrap();
     server.child.wait().unwrap();
@@ -181,7 +100,7 @@ fn start_run(url: &str, thread: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_peerbench_task_and_an_approval_run_on_temporal() {
     let dir = temp_dir();
-    let Some(temporal) = temporal_dev(&dir).await else {
+    let Some(temporal) = DevServer::start(&dir).await else {
         return;
     };
     let provider = ReplayServer::start(vec![
@@ -309,7 +228,7 @@ async fn the_peerbench_task_and_an_approval_run_on_temporal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_during_a_model_step_the_run_completes_after_its_restart() {
     let dir = temp_dir();
-    let Some(temporal) = temporal_dev(&dir).await else {
+    let Some(temporal) = DevServer::start(&dir).await else {
         return;
     };
     let provider = ReplayServer::start(vec![
@@ -339,7 +258,7 @@ async fn a_worker_killed_during_a_model_step_the_run_completes_after_its_restart
     );
     // Temporal carried it on: its activity timed out (no heartbeat) and
     // its second attempt took the run over.
-    let history = workflow_history(&temporal, &thread);
+    let history = temporal.history(&thread);
     assert!(
         history.contains("ACTIVITY_TASK_TIMED_OUT")
             || history.contains("\"attempt\": 2")
@@ -351,7 +270,7 @@ async fn a_worker_killed_during_a_model_step_the_run_completes_after_its_restart
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_during_a_tool_step_the_call_runs_again_with_its_key() {
     let dir = temp_dir();
-    let Some(temporal) = temporal_dev(&dir).await else {
+    let Some(temporal) = DevServer::start(&dir).await else {
         return;
     };
     let provider = ReplayServer::start(vec![
@@ -392,7 +311,7 @@ async fn a_worker_killed_during_a_tool_step_the_call_runs_again_with_its_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamed_runs_on_temporal_send_each_message_then_the_end() {
     let dir = temp_dir();
-    let Some(temporal) = temporal_dev(&dir).await else {
+    let Some(temporal) = DevServer::start(&dir).await else {
         return;
     };
     let provider = ReplayServer::start(vec![
@@ -430,7 +349,7 @@ async fn streamed_runs_on_temporal_send_each_message_then_the_end() {
 async fn an_agent_given_in_the_request_is_refused_on_temporal_and_a_run_paused_before_the_switch_resumes()
  {
     let dir = temp_dir();
-    let Some(temporal) = temporal_dev(&dir).await else {
+    let Some(temporal) = DevServer::start(&dir).await else {
         return;
     };
     let provider = ReplayServer::start(vec![

@@ -171,8 +171,10 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         r.abort();
     }
     if let Some(w) = worker {
-        // Its tasks in hand finish first (a run's step commits).
-        let _ = tokio::task::spawn_blocking(move || w.stop()).await;
+        // Its tasks in hand may finish for a while (a run's step commits);
+        // past that, Temporal gives what is left to another worker.
+        let stopped = tokio::task::spawn_blocking(move || w.stop());
+        let _ = tokio::time::timeout(Duration::from_secs(5), stopped).await;
     }
     state.shutdown().await;
     served

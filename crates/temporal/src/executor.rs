@@ -259,14 +259,27 @@ impl Temporal {
             serde_json::to_value(&decisions).map_err(|e| StoreError::Unstorable(e.to_string()))?;
         let store = self.store.clone();
         let outcome = async move {
-            let rest: Rest = handle
-                .execute_update(
-                    ThreadWorkflow::decide,
-                    decisions,
-                    WorkflowExecuteUpdateOptions::default(),
-                )
-                .await
-                .map_err(update_error)?;
+            // The store shows a pause a moment before the workflow has
+            // taken in its activity's result: asked again meanwhile.
+            let started = std::time::Instant::now();
+            let rest: Rest = loop {
+                let answer = handle
+                    .execute_update(
+                        ThreadWorkflow::decide,
+                        decisions.clone(),
+                        WorkflowExecuteUpdateOptions::default(),
+                    )
+                    .await;
+                match answer {
+                    Err(WorkflowUpdateError::Failed(f))
+                        if f.message == crate::workflow::NOT_YET
+                            && started.elapsed() < Duration::from_secs(10) =>
+                    {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    other => break other.map_err(update_error)?,
+                }
+            };
             let record = store.run(&rest.run_id).await?;
             parlance_runtime::children::stored_response(&store, &record)
                 .await

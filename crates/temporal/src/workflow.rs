@@ -109,6 +109,11 @@ pub struct ThreadWorkflow {
 /// Temporal's own failures by it).
 pub(crate) const REFUSED: &str = "decision refused: ";
 
+/// The validator's answer while the workflow has not yet taken in the
+/// pause the store already shows (its activity's result is on its way):
+/// the executor asks again.
+pub(crate) const NOT_YET: &str = "the run's workflow is not waiting for decisions";
+
 #[workflow_methods]
 impl ThreadWorkflow {
     /// Carries the run from rest to rest until it ends.
@@ -156,10 +161,10 @@ impl ThreadWorkflow {
         decisions: &Value,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let (Some(begin), Some(rest)) = (&self.begin, &self.rest) else {
-            return Err("the run is not waiting for decisions".into());
+            return Err(NOT_YET.into());
         };
         if !rest.paused() || self.decisions.is_some() {
-            return Err(format!("run {} is not waiting for decisions", rest.run_id).into());
+            return Err(NOT_YET.into());
         }
         let agent = crate::registry::agent(&begin.queue, &begin.agent).ok_or_else(|| {
             format!(

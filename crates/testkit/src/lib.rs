@@ -5,7 +5,8 @@
 //! - [`replay`]: a replay HTTP server on 127.0.0.1 standing in for model
 //!   providers and tools (the provider, CLI and facade tests);
 //! - `store` (feature `store`): the two store backends, a temp dir,
-//!   scripted messages and the `both!` macro (the store and runtime tests).
+//!   scripted messages and the `both!` macro (the store and runtime tests);
+//! - [`temporal`]: a Temporal dev server (the Temporal executor's tests).
 //!
 //! Published crates name it as a dev-dependency by `path` alone: `cargo
 //! package` drops such dev-dependencies, so it never reaches crates.io.
@@ -13,3 +14,4 @@
 pub mod replay;
 #[cfg(feature = "store")]
 pub mod store;
+pub mod temporal;
