@@ -18,7 +18,8 @@ use temporalio_client::{
 use temporalio_sdk::{Runtime, WorkerOptions};
 
 use crate::steps::Steps;
-use crate::workflow::{Begin, Rest, ThreadWorkflow, Work};
+use crate::task::{Begin, Rest, Work};
+use crate::workflow::ThreadWorkflow;
 
 /// The largest run input sent to Temporal, in bytes of JSON: its payload
 /// limit is 2 MiB, and the workflow's start carries more than the input.

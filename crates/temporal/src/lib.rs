@@ -28,8 +28,10 @@
 mod executor;
 mod registry;
 mod steps;
+mod task;
 mod workflow;
 
 pub use executor::{MAX_INPUT_BYTES, Settings, Temporal, TemporalError, Worker};
 pub use steps::Steps;
-pub use workflow::{Advance, Begin, Rest, ThreadWorkflow, Work};
+pub use task::{Advance, Begin, Rest, Work};
+pub use workflow::ThreadWorkflow;

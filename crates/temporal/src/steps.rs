@@ -24,7 +24,7 @@ use temporalio_macros::activities;
 use temporalio_sdk::ApplicationFailure;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
-use crate::workflow::{Advance, Rest, Work, parse_decisions};
+use crate::task::{Advance, Rest, Work, parse_decisions};
 
 /// The activities of a worker: its store and its agents.
 pub struct Steps {
