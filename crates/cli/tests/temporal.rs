@@ -426,3 +426,71 @@ fn a_temporal_that_cannot_be_reached_stops_the_server_naming_its_address() {
         "{stderr}"
     );
 }
+
+/// Two servers on one PostgreSQL and one Temporal, each with a worker: the
+/// one whose worker runs the activity is killed and does not come back;
+/// Temporal retries the activity on the other, which takes the run over
+/// once its lease has run out (it is not its own) and finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgresql_another_servers_worker_finishes_a_dead_workers_run() {
+    let Ok(url) = std::env::var("PARLANCE_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("PARLANCE_REQUIRE_POSTGRES").is_err(),
+            "PARLANCE_REQUIRE_POSTGRES is set but PARLANCE_TEST_POSTGRES_URL is not"
+        );
+        return;
+    };
+    let dir = temp_dir();
+    let Some(temporal) = DevServer::start(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "lookup_order", json!({"id": "A-17"}))),
+        chat(text("It has shipped.")),
+    ])
+    .await;
+    let tool = ReplayServer::start(vec![
+        Reply::Delayed(
+            60_000,
+            Box::new(Reply::json(200, &json!({"status": "lost"}))),
+        ),
+        Reply::json(200, &json!({"status": "shipped"})),
+    ])
+    .await;
+    let queue = format!("parlance-test-{}", rand::random::<u32>());
+    let tables = format!(
+        "[temporal]\naddress = \"{}\"\ntask_queue = \"{queue}\"\nheartbeat_ms = 1000\n",
+        temporal.address
+    );
+    let extra = Extra {
+        top: "executor = \"temporal\"",
+        store: "lease_ms = 2000",
+        tables: &tables,
+        ..Default::default()
+    };
+    let cfg = config_with(&dir, &provider.url, &tool.url, "", &extra);
+    let env = [("PARLANCE_STORE_URL", url.as_str())];
+    let doomed = start_with_env(&cfg, &env);
+    let thread = new_thread(&doomed.url).await;
+    start_run(&doomed.url, &thread);
+    // The only worker so far has the run: it is calling the tool.
+    received(&tool, 1).await;
+    let other = start_with_env(&cfg, &env);
+    let killed = Instant::now();
+    kill(doomed);
+    let t = ended(&other.url, &thread, Duration::from_secs(30)).await;
+    assert_eq!(t["runs"].as_array().unwrap().len(), 1, "{t}");
+    assert_eq!(t["runs"][0]["status"], "completed", "{t}");
+    assert_eq!(t["runs"][0]["output"], "It has shipped.");
+    assert_eq!(provider.received().len(), 2);
+    let calls = tool.received();
+    assert_eq!(calls.len(), 2);
+    let key = format!("{thread}/call_1");
+    for c in &calls {
+        assert_eq!(c.header("idempotency-key"), Some(key.as_str()));
+    }
+    eprintln!(
+        "on Temporal and PostgreSQL, another server's worker finished the run {:?} after the kill",
+        killed.elapsed()
+    );
+}
