@@ -163,9 +163,12 @@ impl Temporal {
         let store = self.store.clone();
         let id = run_id.clone();
         let outcome = async move {
+            // A run that ends ends its workflow: Temporal says when (one
+            // long poll). A pause does not: the store is read for it, less
+            // and less often (a run waits for people).
             let ended = handle.get_result(WorkflowGetResultOptions::default());
-            tokio::pin!(ended);
-            let mut look = Duration::from_millis(5);
+            let mut ended = Some(Box::pin(ended));
+            let mut look = Duration::from_millis(20);
             loop {
                 match store.run(&id).await {
                     Ok(r) if r.status != "running" => {
@@ -176,17 +179,23 @@ impl Temporal {
                     Ok(_) | Err(StoreError::NotFound(_)) => {}
                     Err(e) => return Err(ResumeError::Store(e)),
                 }
+                let Some(waiting) = ended.as_mut() else {
+                    // The workflow ended well, and the store does not show
+                    // its run at rest: swept, or written elsewhere.
+                    return Err(ResumeError::Store(StoreError::Conflict(format!(
+                        "run {id}: its workflow ended, and the store does not show it ended"
+                    ))));
+                };
                 tokio::select! {
-                    r = &mut ended => {
+                    r = waiting => {
+                        ended = None;
                         if let Err(e) = r {
                             return Err(ResumeError::Store(refused(e.to_string())));
                         }
-                        // Ended well: the store has its rest by now.
-                        look = Duration::ZERO;
                     }
                     _ = tokio::time::sleep(look) => {}
                 }
-                look = (look * 2).clamp(Duration::from_millis(5), Duration::from_millis(100));
+                look = (look * 2).min(Duration::from_millis(500));
             }
         };
         Ok(self.handle(

@@ -71,10 +71,16 @@ impl Steps {
     ) -> Result<Rest, ActivityError> {
         let outcome = handle.outcome();
         tokio::pin!(outcome);
+        // Three beats per heartbeat timeout: one lost still leaves two.
+        let beat = ctx
+            .info()
+            .heartbeat_timeout
+            .map_or(Duration::from_secs(1), |t| t / 3)
+            .max(LOOK_EVERY);
         let result = loop {
             tokio::select! {
                 r = &mut outcome => break r,
-                _ = tokio::time::sleep(LOOK_EVERY) => { let _ = ctx.record_heartbeat(()).await; }
+                _ = tokio::time::sleep(beat) => { let _ = ctx.record_heartbeat(()).await; }
             }
         };
         self.carrying
