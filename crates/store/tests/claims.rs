@@ -24,6 +24,7 @@ both!(
     a_long_input_is_written_whole_with_the_claim,
     a_run_whose_lease_was_taken_after_its_claim_writes_nothing,
     the_final_answer_is_written_with_the_outcome_or_not_at_all,
+    a_claim_takes_the_run_id_it_is_given_once,
 );
 
 fn response(status: &str, text: &str) -> Response {
@@ -438,4 +439,56 @@ async fn busy_store_with_waiting_runs() {
         steps += w.await.unwrap();
     }
     assert!(steps > 100, "the other runs wrote {steps} steps");
+}
+
+/// An executor that names its run before it starts (a Temporal workflow)
+/// gets that id; the same id again is refused and writes nothing, on both
+/// paths of the claim (a new thread, and one with a history).
+async fn a_claim_takes_the_run_id_it_is_given_once(store: Store) {
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let id = parlance_format::new_id("run");
+    let claim = store
+        .claim_thread_as(
+            Some(&id),
+            &thread.id,
+            &json!({}),
+            &[Message::user("one")],
+            true,
+        )
+        .await
+        .unwrap();
+    assert_eq!(claim.run.id, id);
+    store
+        .finish_with(&claim.run, &[says("done")], &response("completed", "done"))
+        .await
+        .unwrap();
+    let again = store
+        .claim_thread_as(
+            Some(&id),
+            &thread.id,
+            &json!({}),
+            &[Message::user("two")],
+            true,
+        )
+        .await;
+    assert!(
+        matches!(&again, Err(StoreError::Conflict(m)) if m.contains(&id)),
+        "{again:?}"
+    );
+    assert_eq!(
+        store.messages(&thread.id, 0, 100).await.unwrap().len(),
+        2,
+        "nothing written"
+    );
+    let other = store
+        .claim_thread_as(
+            None,
+            &thread.id,
+            &json!({}),
+            &[Message::user("three")],
+            true,
+        )
+        .await
+        .unwrap();
+    assert_ne!(other.run.id, id);
 }
