@@ -293,7 +293,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     .await
                     .map_err(|e| e.to_string())?;
                 let state = std::sync::Arc::new(state);
+                let worker = state.start_worker().map_err(|e| e.to_string())?;
                 let served = parlance_server::protocols::mcp::serve_stdio(state.clone()).await;
+                if let Some(w) = worker {
+                    // As `serve`: tasks in hand a few seconds, then
+                    // Temporal gives the rest to another worker.
+                    let stopped = tokio::task::spawn_blocking(move || w.stop());
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stopped).await;
+                }
                 state.shutdown().await;
                 served
             })?;

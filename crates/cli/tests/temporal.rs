@@ -494,3 +494,53 @@ async fn on_postgresql_another_servers_worker_finishes_a_dead_workers_run() {
         killed.elapsed()
     );
 }
+
+/// `parlance mcp serve` runs a worker too: an agent called as an MCP tool
+/// over stdio runs on Temporal and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_stdio_runs_on_temporal_with_a_worker_of_its_own() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = temp_dir();
+    let Some(temporal) = DevServer::start(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![chat(text("A-17 has shipped."))]).await;
+    let cfg = temporal_config(&dir, &provider.url, "http://127.0.0.1:9", &temporal.address);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_parlance"))
+        .args(["mcp", "serve", "--config", &cfg])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .env("RUST_LOG", "warn")
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "support", "arguments": {"input": "Where is A-17?"}}}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let stdout = child.stdout.take().unwrap();
+    let answer = tokio::task::spawn_blocking(move || {
+        for line in BufReader::new(stdout).lines() {
+            let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if v["id"] == 2 {
+                return v;
+            }
+        }
+        panic!("no answer to the call")
+    });
+    let answer = tokio::time::timeout(Duration::from_secs(30), answer)
+        .await
+        .expect("answered within 30 s")
+        .unwrap();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer.to_string().contains("A-17 has shipped."), "{answer}");
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}

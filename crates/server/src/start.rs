@@ -123,26 +123,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         }
         Some(_) => None,
     };
-    let worker = match (&state.temporal, state.config.temporal.worker) {
-        (Some(t), None | Some(true)) => {
-            let max_attempts = state
-                .config
-                .store
-                .resume_attempts
-                .unwrap_or(parlance_runtime::DEFAULT_MAX_ATTEMPTS);
-            let w = t.worker(Arc::clone(&state.by_name), max_attempts)?;
-            tracing::info!(
-                task_queue = %t.settings().task_queue,
-                "runs are carried by Temporal, with a worker in this server"
-            );
-            Some(w)
-        }
-        (Some(t), Some(false)) => {
-            tracing::info!(task_queue = %t.settings().task_queue, "runs are carried by Temporal's workers (none in this server)");
-            None
-        }
-        (None, _) => None,
-    };
+    let worker = state.start_worker()?;
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|source| StartError::Listen {

@@ -89,6 +89,31 @@ impl AppState {
         crate::executor::Runner::new(local, self.temporal.clone(), configured)
     }
 
+    /// On Temporal with `[temporal] worker` (the default), a worker of the
+    /// task queue in this process, running the configured agents; `None`
+    /// otherwise. Every entry point that takes runs starts it (`serve`,
+    /// `mcp serve`): a run started where no worker polls would wait.
+    pub fn start_worker(&self) -> Result<Option<parlance_temporal::Worker>, StartError> {
+        let Some(t) = &self.temporal else {
+            return Ok(None);
+        };
+        if self.config.temporal.worker == Some(false) {
+            tracing::info!(task_queue = %t.settings().task_queue, "runs are carried by Temporal's workers (none in this process)");
+            return Ok(None);
+        }
+        let max_attempts = self
+            .config
+            .store
+            .resume_attempts
+            .unwrap_or(parlance_runtime::DEFAULT_MAX_ATTEMPTS);
+        let w = t.worker(Arc::clone(&self.by_name), max_attempts)?;
+        tracing::info!(
+            task_queue = %t.settings().task_queue,
+            "runs are carried by Temporal, with a worker in this process"
+        );
+        Ok(Some(w))
+    }
+
     /// Stops the MCP servers (their processes, their sessions).
     pub async fn shutdown(&self) {
         futures::future::join_all(self.mcp.values().map(|s| s.shutdown())).await;
