@@ -75,7 +75,15 @@ impl ThreadWorkflow {
                 return Ok(rest);
             }
             ctx.wait_condition(|s| s.decisions.is_some()).await?;
-            let decisions = ctx.state_mut(|s| s.decisions.take()).unwrap_or_default();
+            // While they are applied the run rests nowhere: a decision sent
+            // meanwhile (a second reviewer's) is not checked against the
+            // pause that is being left.
+            let decisions = ctx
+                .state_mut(|s| {
+                    s.rest = None;
+                    s.decisions.take()
+                })
+                .unwrap_or_default();
             let against = rest.waiting.last().cloned().unwrap_or_else(|| {
                 // A pause always has its requests; an empty one decides nothing.
                 Message::new(parlance_format::Role::Tool, Vec::new())
@@ -127,23 +135,37 @@ impl ThreadWorkflow {
     /// Takes decisions on the paused run (checked by the validator above)
     /// and answers once the run rests again: its end, or its next pause.
     #[update]
-    pub async fn decide(ctx: &mut WorkflowContext<Self>, decisions: Value) -> Rest {
+    pub async fn decide(
+        ctx: &mut WorkflowContext<Self>,
+        decisions: Value,
+    ) -> Result<Rest, Box<dyn std::error::Error + Send + Sync>> {
+        // Two reviewers' decisions on one pause may both pass the
+        // validator (it runs before either is taken): the first is taken,
+        // the second refused — never one overwriting the other.
         let before = ctx.state_mut(|s| {
+            if s.decisions.is_some() || !s.rest.as_ref().is_some_and(Rest::paused) {
+                return None;
+            }
             s.decisions = Some(decisions);
             s.decided += 1;
-            s.advances
+            Some(s.advances)
         });
+        let Some(before) = before else {
+            return Err(
+                "the run no longer waits: another decision on this pause was taken first".into(),
+            );
+        };
         // A workflow cancelled meanwhile answers with the rest it had.
         let _ = ctx.wait_condition(|s| s.advances > before).await;
-        ctx.state_mut(|s| {
+        let rest = ctx.state_mut(|s| {
             s.answered += 1;
             s.rest.clone()
-        })
-        .unwrap_or_else(|| Rest {
+        });
+        Ok(rest.unwrap_or_else(|| Rest {
             run_id: String::new(),
             status: "failed".into(),
             waiting: Vec::new(),
-        })
+        }))
     }
 }
 

@@ -136,3 +136,93 @@ async fn the_update_validator_refuses_what_the_engine_refuses_and_an_edit_runs()
         .await
         .unwrap();
 }
+
+/// Two reviewers decide the same pause at once: one decision is applied,
+/// the other is refused (it reaches a run no longer waiting), the tool
+/// runs once, and the workflow ends well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_decisions_at_once_one_applies_the_other_is_refused() {
+    let dir = parlance_testkit::store::tempdir::TempDir::new();
+    let Some(temporal) = DevServer::start(dir.path()).await else {
+        return;
+    };
+    let (store, _store_dir) = sqlite().await;
+    let refunded: Arc<Mutex<u32>> = Default::default();
+    let seen = Arc::clone(&refunded);
+    let model = ScriptedModel::new([
+        calls(&[("call_1", "refund", json!({"amount": 40}))]),
+        says("Refunded."),
+    ]);
+    let agent = Agent::builder(Arc::new(model))
+        .name("support")
+        .tool(
+            Tool::new(
+                "refund",
+                "Refund an amount.",
+                move |a: Value, _c: ToolContext| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        *seen.lock().unwrap() += 1;
+                        // Long enough for the second decision to arrive mid-call.
+                        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                        Ok::<_, ToolError>(json!({"refunded": a["amount"]}))
+                    }
+                },
+            )
+            .needs_approval(),
+        )
+        .build()
+        .unwrap();
+    let agents: AgentsByName = Arc::new(move |_: &str| Some(agent.clone()));
+    let settings = Settings {
+        address: temporal.address.clone(),
+        task_queue: format!("race-{}", parlance_format::new_id("q")),
+        ..Default::default()
+    };
+    let executor = Temporal::connect(settings, store.clone()).await.unwrap();
+    let worker = executor.worker(agents, 3).unwrap();
+    let thread = store.create_thread(None, json!({})).await.unwrap();
+    let paused = executor
+        .start(
+            "support",
+            &thread.id,
+            Work::Run(vec![parlance_format::Message::user("Refund 40")]),
+            false,
+        )
+        .await
+        .unwrap()
+        .outcome()
+        .await
+        .unwrap();
+    let run_id = paused.id.clone().unwrap();
+    let decide = || {
+        let (executor, run_id) = (executor.clone(), run_id.clone());
+        let d = Decision::approve(&paused.pending[0]);
+        async move {
+            match executor.resume(&run_id, vec![d], false).await {
+                Ok(h) => h.outcome().await,
+                Err(e) => Err(ResumeError::Store(e)),
+            }
+        }
+    };
+    let (a, b) = tokio::join!(decide(), decide());
+    let completed = [&a, &b]
+        .iter()
+        .filter(|r| matches!(r, Ok(r) if r.status == RunStatus::Completed))
+        .count();
+    assert_eq!(completed, 1, "one decision applies: {a:?} {b:?}");
+    assert!(
+        a.is_err() || b.is_err(),
+        "the other is refused: {a:?} {b:?}"
+    );
+    assert_eq!(*refunded.lock().unwrap(), 1, "the tool ran once");
+    assert_eq!(store.run(&run_id).await.unwrap().status, "completed");
+    let history = temporal.history(&thread.id);
+    assert!(
+        history.contains("WORKFLOW_EXECUTION_COMPLETED"),
+        "{history}"
+    );
+    tokio::task::spawn_blocking(move || worker.stop())
+        .await
+        .unwrap();
+}
