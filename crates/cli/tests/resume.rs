@@ -13,68 +13,10 @@ use std::time::{Duration, Instant};
 
 use common::replay::{ReplayServer, Reply};
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn slow(ms: u64, reply: Reply) -> Reply {
     Reply::Delayed(ms, Box::new(reply))
-}
-
-async fn new_thread(url: &str) -> String {
-    let (status, t) = post(url, "/v1/threads", &json!({}), None).await;
-    assert_eq!(status, 201, "{t}");
-    t["id"].as_str().unwrap().to_string()
-}
-
-/// Starts a run on `thread` and leaves it (its client is not needed).
-fn start_run(url: &str, thread: &str) {
-    let (url, body) = (
-        url.to_string(),
-        json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread}),
-    );
-    // Its connection dies with the server: the error is expected.
-    tokio::spawn(async move {
-        let _ = reqwest::Client::new()
-            .post(format!("{url}/v1/runs"))
-            .json(&body)
-            .send()
-            .await;
-    });
-}
-
-/// Kills the server (SIGKILL: no shutdown, no last write).
-fn kill(mut server: Server) {
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
-}
-
-/// The thread once its only run is no longer running, and how long that
-/// took; `within` at most.
-async fn ended(url: &str, thread: &str, within: Duration) -> (Value, Duration) {
-    let start = Instant::now();
-    while start.elapsed() < within {
-        let (_, t) = get(url, &format!("/v1/threads/{thread}"), None).await;
-        if let Some(run) = t["runs"].as_array().and_then(|r| r.last())
-            && run["status"] != "running"
-        {
-            return (t, start.elapsed());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the run on {thread} did not end within {within:?}")
-}
-
-/// Waits until the mock has received `n` requests.
-async fn received(mock: &ReplayServer, n: usize) {
-    for _ in 0..200 {
-        if mock.received().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!(
-        "the mock received {} requests, not {n}",
-        mock.received().len()
-    );
 }
 
 /// Killed while the model answers, restarted: the run is taken over at

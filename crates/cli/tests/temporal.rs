@@ -43,60 +43,6 @@ fn temporal_config(dir: &std::path::Path, provider: &str, tool: &str, address: &
     path.to_str().unwrap().to_string()
 }
 
-async fn new_thread(url: &str) -> String {
-    let (status, t) = post(url, "/v1/threads", &json!({}), None).await;
-    assert_eq!(status, 201, "{t}");
-    t["id"].as_str().unwrap().to_string()
-}
-
-/// The thread once its last run is no longer running; `within` at most.
-async fn ended(url: &str, thread: &str, within: Duration) -> Value {
-    let start = Instant::now();
-    while start.elapsed() < within {
-        let (_, t) = get(url, &format!("/v1/threads/{thread}"), None).await;
-        if let Some(run) = t["runs"].as_array().and_then(|r| r.last())
-            && run["status"] != "running"
-        {
-            return t;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the run on {thread} did not end within {within:?}")
-}
-
-async fn received(mock: &ReplayServer, n: usize) {
-    for _ in 0..400 {
-        if mock.received().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!(
-        "the mock received {} requests, not {n}",
-        mock.received().len()
-    );
-}
-
-fn kill(mut server: Server) {
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
-}
-
-/// Starts a run and leaves it (its connection dies with the server).
-fn start_run(url: &str, thread: &str) {
-    let (url, body) = (
-        url.to_string(),
-        json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread}),
-    );
-    tokio::spawn(async move {
-        let _ = reqwest::Client::new()
-            .post(format!("{url}/v1/runs"))
-            .json(&body)
-            .send()
-            .await;
-    });
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_peerbench_task_and_an_approval_run_on_temporal() {
     let dir = temp_dir();
@@ -246,7 +192,7 @@ async fn a_worker_killed_during_a_model_step_the_run_completes_after_its_restart
 
     let started = Instant::now();
     let server = start(cfg);
-    let t = ended(&server.url, &thread, Duration::from_secs(30)).await;
+    let (t, _) = ended(&server.url, &thread, Duration::from_secs(30)).await;
     let runs = t["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "the same run went on: {t}");
     assert_eq!(runs[0]["status"], "completed", "{t}");
@@ -295,7 +241,7 @@ async fn a_worker_killed_during_a_tool_step_the_call_runs_again_with_its_key() {
     kill(server);
 
     let server = start(cfg);
-    let t = ended(&server.url, &thread, Duration::from_secs(30)).await;
+    let (t, _) = ended(&server.url, &thread, Duration::from_secs(30)).await;
     assert_eq!(t["runs"][0]["status"], "completed", "{t}");
     assert_eq!(t["runs"][0]["output"], "It has shipped.");
     // The model's committed step (the call) was not asked again.
@@ -388,6 +334,26 @@ async fn an_agent_given_in_the_request_is_refused_on_temporal_and_a_run_paused_b
     assert_eq!(status, 200, "{done}");
     assert_eq!(done["status"], "completed", "{done}");
 
+    // An input over what a Temporal payload holds is refused before a
+    // workflow starts (under the server's body limit, 2 MiB).
+    let (status, refused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "x".repeat(1_950_000), "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused.to_string().contains("2 MiB"),
+        "the refusal names the limit: {refused}"
+    );
+    assert_eq!(
+        provider.received().len(),
+        2,
+        "nothing ran: the model was not asked"
+    );
+
     let (status, refused) = post(
         &server.url,
         "/v1/runs",
@@ -478,7 +444,7 @@ async fn on_postgresql_another_servers_worker_finishes_a_dead_workers_run() {
     let other = start_with_env(&cfg, &env);
     let killed = Instant::now();
     kill(doomed);
-    let t = ended(&other.url, &thread, Duration::from_secs(30)).await;
+    let (t, _) = ended(&other.url, &thread, Duration::from_secs(30)).await;
     assert_eq!(t["runs"].as_array().unwrap().len(), 1, "{t}");
     assert_eq!(t["runs"][0]["status"], "completed", "{t}");
     assert_eq!(t["runs"][0]["output"], "It has shipped.");
@@ -543,4 +509,58 @@ async fn mcp_over_stdio_runs_on_temporal_with_a_worker_of_its_own() {
     let _ = child.wait();
     assert!(answer.to_string().contains("A-17 has shipped."), "{answer}");
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
+/// Killed while its run waits for approval, started again: the run still
+/// waits (the workflow is Temporal's, not the process's), nothing is asked
+/// again, and a decision through the new process finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_waiting_for_approval_the_workflow_still_waits_and_a_decision_finishes_it() {
+    let dir = temp_dir();
+    let Some(temporal) = DevServer::start(&dir).await else {
+        return;
+    };
+    let provider = ReplayServer::start(vec![
+        chat(call("call_1", "refund", json!({"amount": 40}))),
+        chat(text("Refunded.")),
+    ])
+    .await;
+    let cfg = temporal_config(&dir, &provider.url, "http://127.0.0.1:9", &temporal.address);
+    let cfg = std::path::Path::new(&cfg);
+    let server = start(cfg);
+    let thread = new_thread(&server.url).await;
+    let (status, paused) = post(
+        &server.url,
+        "/v1/runs",
+        &json!({"agent": "support", "input": "Refund 40", "thread_id": thread}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["status"], "requires_approval", "{paused}");
+    kill(server);
+
+    let server = start(cfg);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let run_id = paused["id"].as_str().unwrap();
+    let (_, run) = get(&server.url, &format!("/v1/runs/{run_id}"), None).await;
+    assert_eq!(run["status"], "requires_approval", "{run}");
+    assert_eq!(provider.received().len(), 1, "nothing asked again");
+    let pending = &paused["pending"][0];
+    let (status, done) = post(
+        &server.url,
+        &format!("/v1/runs/{run_id}/decisions"),
+        &json!({"decisions": [{"tool_call_id": pending["tool_call_id"], "digest": pending["digest"],
+            "decision": "answered", "content": [{"type": "text", "text": "refund #991 issued"}]}]}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"], "Refunded.");
+    // Decided through the workflow's Update, not by the server itself.
+    assert_eq!(
+        temporal.history(&thread).matches("UPDATE_ACCEPTED").count(),
+        1
+    );
 }

@@ -10,7 +10,9 @@ pub use parlance_testkit::replay;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use replay::{Reply, sse_frames};
+use std::time::{Duration, Instant};
+
+use replay::{ReplayServer, Reply, sse_frames};
 use serde_json::{Value, json};
 
 pub struct Server {
@@ -310,4 +312,64 @@ pub async fn anonymous_page(url: &str, path: &str) -> String {
         .unwrap();
     assert_eq!(page.status(), 200, "{path}");
     page.text().await.unwrap()
+}
+
+// ---- runs that must finish by themselves (resume.rs, temporal.rs) ----
+
+pub async fn new_thread(url: &str) -> String {
+    let (status, t) = post(url, "/v1/threads", &json!({}), None).await;
+    assert_eq!(status, 201, "{t}");
+    t["id"].as_str().unwrap().to_string()
+}
+
+/// Starts a run on `thread` and leaves it (its client is not needed).
+pub fn start_run(url: &str, thread: &str) {
+    let (url, body) = (
+        url.to_string(),
+        json!({"agent": "support", "input": "Where is A-17?", "thread_id": thread}),
+    );
+    // Its connection dies with the server: the error is expected.
+    tokio::spawn(async move {
+        let _ = reqwest::Client::new()
+            .post(format!("{url}/v1/runs"))
+            .json(&body)
+            .send()
+            .await;
+    });
+}
+
+/// Kills the server (SIGKILL: no shutdown, no last write).
+pub fn kill(mut server: Server) {
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+}
+
+/// The thread once its only run is no longer running, and how long that
+/// took; `within` at most.
+pub async fn ended(url: &str, thread: &str, within: Duration) -> (Value, Duration) {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        let (_, t) = get(url, &format!("/v1/threads/{thread}"), None).await;
+        if let Some(run) = t["runs"].as_array().and_then(|r| r.last())
+            && run["status"] != "running"
+        {
+            return (t, start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the run on {thread} did not end within {within:?}")
+}
+
+/// Waits until the mock has received `n` requests.
+pub async fn received(mock: &ReplayServer, n: usize) {
+    for _ in 0..400 {
+        if mock.received().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "the mock received {} requests, not {n}",
+        mock.received().len()
+    );
 }
